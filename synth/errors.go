@@ -1,0 +1,143 @@
+package synth
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Code is an error code of the reference runtime.
+type Code string
+
+// Error codes.
+const (
+	CodeInputValidationFailed  Code = "input-validation-failed"
+	CodeOutputValidationFailed Code = "output-validation-failed"
+	CodeHandlerError           Code = "handler-error"
+	CodePreconditionFailed     Code = "precondition-failed"
+	CodeToolNotFound           Code = "tool-not-found"
+	CodeInvalidToolDefinition  Code = "invalid-tool-definition"
+	CodeInvalidSchema          Code = "invalid-schema"
+)
+
+// Reasons refine a code. Handlers may use others; these are the ones httptools
+// produces.
+const (
+	ReasonSecretUnavailable           = "secret-unavailable"
+	ReasonConnectionUnavailable       = "connection-unavailable"
+	ReasonConnectionNeedsReauth       = "connection-needs-reauth"
+	ReasonConnectionPermissionMissing = "connection-permission-missing"
+	ReasonApprovalRequired            = "approval-required"
+	ReasonEgressDenied                = "egress-denied"
+	ReasonUpstreamStatus              = "upstream-status"
+	ReasonResponseNotJSON             = "response-not-json"
+	ReasonResponseNotText             = "response-not-text"
+	ReasonResponseTooLarge            = "response-too-large"
+	ReasonTimeout                     = "timeout"
+	ReasonCanceled                    = "canceled"
+	ReasonInvalidURL                  = "invalid-url"
+	ReasonInvalidHeader               = "invalid-header"
+	ReasonMissingValue                = "missing-value"
+	ReasonNotPrimitive                = "not-primitive"
+	ReasonFetchFailed                 = "fetch-failed"
+)
+
+// Error is every error a tool returns: load-time refusals and call failures.
+// Callers branch on Code and Reason with errors.As:
+//
+//	var e *synth.Error
+//	if errors.As(err, &e) && e.Code == synth.CodePreconditionFailed { … }
+type Error struct {
+	Code   Code
+	Reason string // may be empty
+	ToolID string
+	// Message is the full human message, with every resolved secret redacted.
+	Message string
+	// Status is the upstream HTTP status, when there was one.
+	Status int
+	// Body is at most 512 bytes of the upstream body, redacted, on
+	// upstream-status failures.
+	Body string
+	// Violations lists schema violations on input- and output-validation
+	// failures.
+	Violations []Violation
+	// Problems lists load-time findings (errors and warnings) on
+	// invalid-tool-definition and invalid-schema.
+	Problems []Problem
+	// Err is the cause, if any. Its text is not part of Message unless the
+	// handler put it there (already redacted).
+	Err error
+}
+
+// Violation is one schema violation of an input or output value.
+type Violation struct {
+	Pointer string `json:"pointer"` // JSON pointer into the value, "" for the root
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return string(e.Code)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Details returns the error's evidence as a JSON-friendly map (status, body,
+// violations, problems), or nil when there is none.
+func (e *Error) Details() map[string]any {
+	d := map[string]any{}
+	if e.Status != 0 {
+		d["status"] = e.Status
+	}
+	if e.Body != "" {
+		d["body"] = e.Body
+	}
+	if len(e.Violations) > 0 {
+		d["violations"] = e.Violations
+	}
+	if len(e.Problems) > 0 {
+		ps := make([]map[string]string, len(e.Problems))
+		for i, p := range e.Problems {
+			sev := "error"
+			if p.Severity == SeverityWarning {
+				sev = "warning"
+			}
+			ps[i] = map[string]string{"path": p.Path, "message": p.Message, "severity": sev}
+		}
+		d["problems"] = ps
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+// HandlerError returns a handler-error with a reason. Tool.Invoke prefixes the
+// message with `Tool "<id>" handler threw: `.
+func HandlerError(reason, format string, args ...any) *Error {
+	return &Error{Code: CodeHandlerError, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// PreconditionFailed returns a precondition-failed error with a reason.
+// Tool.Invoke turns the message into `Tool "<id>" was not run: <reason>: …`.
+func PreconditionFailed(reason, format string, args ...any) *Error {
+	return &Error{Code: CodePreconditionFailed, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// finish stamps the tool id and the reference runtime's message prefix.
+func (e *Error) finish(toolID string) *Error {
+	e.ToolID = toolID
+	switch e.Code {
+	case CodeHandlerError:
+		if !strings.HasPrefix(e.Message, "Tool ") {
+			e.Message = fmt.Sprintf("Tool %q handler threw: %s", toolID, e.Message)
+		}
+	case CodePreconditionFailed:
+		if !strings.HasPrefix(e.Message, "Tool ") {
+			e.Message = fmt.Sprintf("Tool %q was not run: %s: %s", toolID, e.Reason, e.Message)
+		}
+	}
+	return e
+}

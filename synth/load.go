@@ -1,0 +1,212 @@
+package synth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// DefaultMaxTimeoutMs is the largest timeoutMs a manifest may ask for unless
+// the loader says otherwise.
+const DefaultMaxTimeoutMs = 300000
+
+// LoadOptions are the runtime's limits that load-time rules check against.
+type LoadOptions struct {
+	// MaxTimeoutMs is the largest timeoutMs a manifest may set; 0 means
+	// DefaultMaxTimeoutMs.
+	MaxTimeoutMs int
+}
+
+// Loader loads manifests with a registry and options. The zero value uses
+// DefaultRegistry and the default options.
+type Loader struct {
+	Registry *Registry
+	Options  LoadOptions
+}
+
+// Load parses, checks and synthesizes a manifest with the zero Loader.
+func Load(src []byte) (*Tool, error) {
+	var l Loader
+	return l.Load(src)
+}
+
+// Load parses src strictly, checks every load-time rule and, when the manifest
+// has a spec, synthesizes its handler. On any error it returns a *Error with
+// code invalid-tool-definition (or invalid-schema when only the input or
+// output schemas are at fault) whose Problems list every error and warning.
+// A loaded tool keeps its warnings in Tool.Warnings.
+func (l *Loader) Load(src []byte) (*Tool, error) {
+	reg := l.Registry
+	if reg == nil {
+		reg = DefaultRegistry
+	}
+	opts := l.Options
+	if opts.MaxTimeoutMs <= 0 {
+		opts.MaxTimeoutMs = DefaultMaxTimeoutMs
+	}
+	var ps Problems
+	m, c, handler := load(src, reg, opts, &ps)
+	if ps.HasErrors() {
+		return nil, loadError(m, &ps)
+	}
+	return &Tool{Manifest: m, Warnings: ps.List(), input: c.input, output: c.output, handler: handler}, nil
+}
+
+func loadError(m *Manifest, ps *Problems) *Error {
+	list := ps.List()
+	code := CodeInvalidToolDefinition
+	nerr := 0
+	for _, p := range list {
+		if p.Severity == SeverityError {
+			nerr++
+		}
+	}
+	if nerr == ps.compileErrs {
+		code = CodeInvalidSchema
+	}
+	id := ""
+	if m != nil {
+		id = m.ID
+	}
+	msgs := make([]string, 0, nerr)
+	for _, p := range list[:nerr] {
+		msgs = append(msgs, p.String())
+	}
+	what := "tool definition"
+	if id != "" {
+		what = fmt.Sprintf("tool definition %q", id)
+	}
+	return &Error{
+		Code:     code,
+		ToolID:   id,
+		Message:  fmt.Sprintf("invalid %s: %s", what, strings.Join(msgs, "; ")),
+		Problems: list,
+	}
+}
+
+// compiled holds a manifest's compiled input and output schemas.
+type compiled struct {
+	input, output *valueSchema
+}
+
+func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest, compiled, Handler) {
+	var c compiled
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
+	if err != nil {
+		ps.schemaError("", "is not valid JSON: "+jsonErrorAt(src, err))
+		return nil, c, nil
+	}
+	if err := toolSchema().Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			schemaProblems(ve, ps)
+		} else {
+			ps.schemaError("", err.Error())
+		}
+	}
+	m := &Manifest{}
+	// Lenient on purpose: the schema has reported every shape problem; decode
+	// what fits so that the other rules can still run.
+	_ = json.Unmarshal(src, m)
+	checkManifest(m, ps, opts)
+	mcp := m.Transport == "mcp"
+	if len(m.Input) > 0 && !ps.SchemaRefused("input") {
+		c.input = compileSchema(m.Input, "input", mcp, ps)
+	}
+	if len(m.Output) > 0 && !ps.SchemaRefused("output") {
+		c.output = compileSchema(m.Output, "output", mcp, ps)
+	}
+	if m.NeedsSpec != nil {
+		for _, group := range []struct {
+			name string
+			m    map[string]json.RawMessage
+		}{{"env", m.NeedsSpec.Env}, {"secrets", m.NeedsSpec.Secrets}} {
+			for _, k := range sortedKeys(group.m) {
+				p := JoinPath(JoinPath("needsSpec", group.name), k)
+				if !ps.SchemaRefused(p) {
+					compileSchema(group.m[k], p, mcp, ps)
+				}
+				if group.name == "env" {
+					if d, ok := defaultOf(group.m[k]); ok && (len(d) == 0 || d[0] != '"') {
+						ps.Error(JoinPath(p, "default"), "an env default must be a string: quote it")
+					}
+				}
+			}
+		}
+	}
+	if m.Spec == nil || ps.SchemaRefused("spec.kind") {
+		return m, c, nil
+	}
+	s, ok := reg.Lookup(m.Spec.Kind)
+	if !ok {
+		kinds := reg.Kinds()
+		ps.Error("spec.kind", fmt.Sprintf("unknown kind %q: registered kinds are %s", m.Spec.Kind, quoteList(kinds)))
+		return m, c, nil
+	}
+	return m, c, s.Synthesize(&Build{Manifest: m, Options: opts, Problems: ps})
+}
+
+func defaultOf(raw json.RawMessage) (json.RawMessage, bool) {
+	var s struct {
+		Default json.RawMessage `json:"default"`
+	}
+	if json.Unmarshal(raw, &s) != nil || s.Default == nil {
+		return nil, false
+	}
+	return s.Default, true
+}
+
+func quoteList(ss []string) string {
+	if len(ss) == 0 {
+		return "(none: import a package that registers one, such as httpspec)"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// checkManifest runs the rules that hold for every kind.
+func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
+	if m.Spec != nil && m.CodeArtifactRef != nil {
+		ps.Error("spec", "spec and codeArtifactRef are mutually exclusive: keep the declarative spec or the handler artifact, not both")
+	}
+	if m.Spec != nil && m.Pauses {
+		ps.Error("pauses", "only a pack tool with a handler can pause, not one with a declarative spec: remove pauses or the spec")
+	}
+	if m.Limits != nil && m.Limits.CPUMs > 0 && m.Spec != nil {
+		ps.Warn("limits.cpuMs", "is not enforceable on a declarative call: the time limit of the call is the spec's timeout")
+	}
+}
+
+// jsonErrorAt words a JSON syntax error with its line and column.
+func jsonErrorAt(src []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := 1, 1
+		for _, c := range src[:min(int(se.Offset), len(src))] {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
+	}
+	return err.Error()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,116 @@
+package synth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Handler runs the calls of one synthesized tool. It gets input that is
+// already validated (defaults filled) and returns the output before output
+// validation. Errors should be *Error; any other error becomes a
+// handler-error. Implementations must be safe for concurrent use.
+type Handler interface {
+	Handle(ctx context.Context, call *Call) (*Output, error)
+}
+
+// Call is one invocation handed to a Handler.
+type Call struct {
+	Tool    *Tool
+	Context ToolContext
+	Input   json.RawMessage // a JSON object, validated, defaults filled
+}
+
+// Output is what a handler returns.
+type Output struct {
+	JSON     json.RawMessage // the output value, exactly as it will be returned
+	Status   int             // upstream status, 0 if none
+	Attempts int             // upstream attempts, 0 if none
+}
+
+// Build is what a Synthesizer gets: the manifest, load options and the
+// problems list it adds its findings to (paths from the manifest root, such as
+// "spec.urlTemplate").
+type Build struct {
+	Manifest *Manifest
+	Options  LoadOptions
+	Problems *Problems
+}
+
+// Synthesizer turns the spec of one kind into a Handler. It reports every
+// problem it finds on b.Problems; when it reports an error, its handler is
+// discarded.
+type Synthesizer interface {
+	Synthesize(b *Build) Handler
+}
+
+// SynthesizerFunc adapts a function to a Synthesizer.
+type SynthesizerFunc func(b *Build) Handler
+
+// Synthesize calls f(b).
+func (f SynthesizerFunc) Synthesize(b *Build) Handler { return f(b) }
+
+// Registry maps spec kinds to synthesizers. The zero value is an empty
+// registry ready to use; it is safe for concurrent use.
+type Registry struct {
+	mu    sync.RWMutex
+	kinds map[string]Synthesizer
+}
+
+// DefaultRegistry is the registry Load uses. Package httpspec registers the
+// "http" kind in it when imported.
+var DefaultRegistry = &Registry{}
+
+// ErrDuplicateKind is returned when a kind is registered twice.
+var ErrDuplicateKind = errors.New("kind already registered")
+
+// Register adds a synthesizer for kind. An empty kind, a nil synthesizer or a
+// kind registered before is an error.
+func (r *Registry) Register(kind string, s Synthesizer) error {
+	if kind == "" {
+		return errors.New("synth: register: empty kind")
+	}
+	if s == nil {
+		return fmt.Errorf("synth: register %q: nil synthesizer", kind)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.kinds[kind]; dup {
+		return fmt.Errorf("synth: register %q: %w", kind, ErrDuplicateKind)
+	}
+	if r.kinds == nil {
+		r.kinds = map[string]Synthesizer{}
+	}
+	r.kinds[kind] = s
+	return nil
+}
+
+// MustRegister is Register that panics on error, for init functions.
+func (r *Registry) MustRegister(kind string, s Synthesizer) {
+	if err := r.Register(kind, s); err != nil {
+		panic(err)
+	}
+}
+
+// Lookup returns the synthesizer for kind.
+func (r *Registry) Lookup(kind string) (Synthesizer, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.kinds[kind]
+	return s, ok
+}
+
+// Kinds lists the registered kinds, sorted.
+func (r *Registry) Kinds() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.kinds))
+	for k := range r.kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

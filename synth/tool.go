@@ -1,0 +1,159 @@
+package synth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Tool is a loaded, checked manifest with its synthesized handler. It is
+// immutable and safe for concurrent use.
+type Tool struct {
+	Manifest *Manifest
+	// Warnings are the load-time findings that did not refuse the manifest.
+	Warnings []Problem
+
+	input, output *valueSchema
+	handler       Handler
+}
+
+// Result is a successful call.
+type Result struct {
+	Output      json.RawMessage // the output value, as the upstream sent it
+	Status      int             // upstream status, 0 if none
+	Attempts    int             // upstream attempts
+	Duration    time.Duration
+	OutsideData bool // read the output as data, never as instructions
+}
+
+// InvokeOption changes one call.
+type InvokeOption func(*invokeOptions)
+
+type invokeOptions struct {
+	skipOutput bool
+}
+
+// SkipOutputValidation returns the output even when it does not match the
+// output schema.
+func SkipOutputValidation() InvokeOption { return func(o *invokeOptions) { o.skipOutput = true } }
+
+// ID returns the tool's id.
+func (t *Tool) ID() string { return t.Manifest.ID }
+
+// Handler returns the synthesized handler, nil for a tool without a spec.
+func (t *Tool) Handler() Handler { return t.handler }
+
+// NeedsApproval reports whether a call in an unattended run needs a person's
+// yes: the manifest says so, or the tool uses a person's connection.
+func (t *Tool) NeedsApproval() bool {
+	if t.Manifest.NeedsApprovalWhenUnattended {
+		return true
+	}
+	if ns := t.Manifest.NeedsSpec; ns != nil {
+		for _, c := range ns.Connections {
+			if c.As == AsPerson {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Invoke runs one call: it validates the input (filling schema defaults),
+// refuses unattended calls that need approval, runs the handler, and validates
+// the output. Every error is a *Error carrying the tool id.
+func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage, opts ...InvokeOption) (*Result, error) {
+	start := time.Now()
+	var o invokeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if tc == nil {
+		tc = CallContext{}
+	}
+	in, err := t.ValidateInput(input)
+	if err != nil {
+		return nil, err
+	}
+	if tc.Unattended() && !tc.Approved() && t.NeedsApproval() {
+		return nil, PreconditionFailed(ReasonApprovalRequired,
+			"a person must approve each call of this tool in a run no person started: ask for approval, or name the tool in the trigger's toolsAllowedUnattended").finish(t.ID())
+	}
+	if t.handler == nil {
+		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
+	}
+	out, err := t.handler.Handle(ctx, &Call{Tool: t, Context: tc, Input: in})
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	if !o.skipOutput && t.output != nil {
+		if vs := t.output.validate(out.JSON); vs != nil {
+			return nil, (&Error{
+				Code:       CodeOutputValidationFailed,
+				Status:     out.Status,
+				Violations: vs,
+				Message:    fmt.Sprintf("Tool %q output failed validation: %s", t.ID(), summarize(vs)),
+			}).finish(t.ID())
+		}
+	}
+	return &Result{
+		Output:      out.JSON,
+		Status:      out.Status,
+		Attempts:    out.Attempts,
+		Duration:    time.Since(start),
+		OutsideData: t.Manifest.OutsideData(),
+	}, nil
+}
+
+// ValidateInput checks that input is a JSON object valid against the input
+// schema and returns it with schema defaults filled in.
+func (t *Tool) ValidateInput(input json.RawMessage) (json.RawMessage, error) {
+	if jsonType(input) != "object" || !json.Valid(input) {
+		got := jsonType(input)
+		if got == "" || !json.Valid(input) {
+			got = "not valid JSON"
+		}
+		vs := []Violation{{Pointer: "", Message: "must be a JSON object; got " + got}}
+		return nil, t.inputError(vs)
+	}
+	if t.input == nil {
+		return input, nil
+	}
+	in := json.RawMessage(t.input.defaults.apply(input))
+	if vs := t.input.validate(in); vs != nil {
+		return nil, t.inputError(vs)
+	}
+	return in, nil
+}
+
+func (t *Tool) inputError(vs []Violation) error {
+	return (&Error{
+		Code:       CodeInputValidationFailed,
+		Violations: vs,
+		Message:    fmt.Sprintf("Tool %q input failed validation: %s", t.ID(), summarize(vs)),
+	}).finish(t.ID())
+}
+
+func summarize(vs []Violation) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		p := v.Pointer
+		if p == "" {
+			p = "/"
+		}
+		parts[i] = p + ": " + v.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wrap makes any handler error a *Error of this tool.
+func (t *Tool) wrap(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.finish(t.ID())
+	}
+	return (&Error{Code: CodeHandlerError, Message: err.Error(), Err: err}).finish(t.ID())
+}
