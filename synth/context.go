@@ -88,11 +88,11 @@ type CallContext struct {
 
 var _ ToolContext = CallContext{}
 
-func (c CallContext) Tenant() string                 { return c.TenantID }
-func (c CallContext) Person() string                 { return c.PersonID }
-func (c CallContext) Run() string                    { return c.RunID }
-func (c CallContext) IdempotencyKey() string         { return c.Key }
-func (c CallContext) Unattended() bool               { return c.IsUnattended }
-func (c CallContext) Approved() bool                 { return c.IsApproved }
-func (c CallContext) Secrets() SecretResolver        { return c.SecretResolver }
+func (c CallContext) Tenant() string                { return c.TenantID }
+func (c CallContext) Person() string                { return c.PersonID }
+func (c CallContext) Run() string                   { return c.RunID }
+func (c CallContext) IdempotencyKey() string        { return c.Key }
+func (c CallContext) Unattended() bool              { return c.IsUnattended }
+func (c CallContext) Approved() bool                { return c.IsApproved }
+func (c CallContext) Secrets() SecretResolver       { return c.SecretResolver }
 func (c CallContext) Connections() ConnectionSource { return c.ConnectionsSource }

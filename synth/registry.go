@@ -114,3 +114,9 @@ func (r *Registry) Kinds() []string {
 	sort.Strings(out)
 	return out
 }
+
+// DryRunner is a Handler that can describe the request a call would make
+// without making it. The description is JSON with every secret redacted.
+type DryRunner interface {
+	DryRun(ctx context.Context, call *Call) (json.RawMessage, error)
+}

@@ -157,3 +157,25 @@ func (t *Tool) wrap(err error) error {
 	}
 	return (&Error{Code: CodeHandlerError, Message: err.Error(), Err: err}).finish(t.ID())
 }
+
+// DryRun validates input and asks the handler to describe the request it
+// would send, sending nothing. Handlers that cannot describe a call give a
+// handler-error.
+func (t *Tool) DryRun(ctx context.Context, tc ToolContext, input json.RawMessage) (json.RawMessage, error) {
+	if tc == nil {
+		tc = CallContext{}
+	}
+	in, err := t.ValidateInput(input)
+	if err != nil {
+		return nil, err
+	}
+	dr, ok := t.handler.(DryRunner)
+	if !ok {
+		return nil, HandlerError("", "this tool's handler cannot describe a call without making it").finish(t.ID())
+	}
+	out, err := dr.DryRun(ctx, &Call{Tool: t, Context: tc, Input: in})
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	return out, nil
+}

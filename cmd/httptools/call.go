@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/synth"
+)
+
+// secretFlags collects repeated --secret env/name=value flags.
+type secretFlags map[string]string
+
+func (s secretFlags) String() string { return fmt.Sprintf("%d secrets", len(s)) }
+
+func (s secretFlags) Set(v string) error {
+	ref, val, ok := strings.Cut(v, "=")
+	env, name, ok2 := strings.Cut(ref, "/")
+	if !ok || !ok2 || env == "" || name == "" {
+		return errors.New("want env/name=value, e.g. production/GITHUB_TOKEN=ghp_…")
+	}
+	s[ref] = val
+	return nil
+}
+
+func call(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	input := fs.String("input", "{}", "the tool input: JSON, or @file to read it from a file")
+	person := fs.String("person", "", "the person the call acts for")
+	dryRun := fs.Bool("dry-run", false, "print the request (secrets redacted) and send nothing")
+	secrets := secretFlags{}
+	fs.Var(secrets, "secret", "a secret as env/name=value (repeatable); HTTPTOOLS_SECRET_<ENV>_<NAME> is read too")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "httptools call: name exactly one manifest")
+		return 2
+	}
+	src, err := os.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools call:", err)
+		return 2
+	}
+	in := []byte(*input)
+	if strings.HasPrefix(*input, "@") {
+		if in, err = os.ReadFile((*input)[1:]); err != nil {
+			fmt.Fprintln(stderr, "httptools call:", err)
+			return 2
+		}
+	}
+	tool, err := synth.Load(src)
+	if err != nil {
+		return printError(stderr, err)
+	}
+	tc := synth.CallContext{
+		TenantID:       "local",
+		PersonID:       *person,
+		SecretResolver: auth.Chain{auth.Map(secrets), auth.Env{}},
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var out json.RawMessage
+	if *dryRun {
+		out, err = tool.DryRun(ctx, tc, in)
+	} else {
+		var res *synth.Result
+		if res, err = tool.Invoke(ctx, tc, in); err == nil {
+			out = res.Output
+		}
+	}
+	if err != nil {
+		return printError(stderr, err)
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(out)
+	}
+	pretty.WriteByte('\n')
+	stdout.Write(pretty.Bytes())
+	return 0
+}
+
+// printError writes {"error":{"code","reason","message","details"}} and
+// returns exit code 1.
+func printError(w io.Writer, err error) int {
+	var e *synth.Error
+	if !errors.As(err, &e) {
+		e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
+	}
+	type body struct {
+		Code    synth.Code     `json:"code"`
+		Reason  string         `json:"reason,omitempty"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details,omitempty"`
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(map[string]body{"error": {e.Code, e.Reason, e.Message, e.Details()}})
+	return 1
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (httptools call MANIFEST --input …).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

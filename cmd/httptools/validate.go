@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "github.com/httptools/httptools/httpspec" // the "http" kind
+	"github.com/httptools/httptools/synth"
+)
+
+func validate(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "httptools validate: name at least one manifest or folder")
+		return 2
+	}
+	files, err := manifestFiles(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools validate:", err)
+		return 2
+	}
+	nerr, nwarn := 0, 0
+	for _, f := range files {
+		ps, err := checkFile(f)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: %v\n", f, err)
+			nerr++
+			continue
+		}
+		for _, p := range ps {
+			fmt.Fprintf(stdout, "%s: %s\n", f, p)
+			if p.Severity == synth.SeverityError {
+				nerr++
+			} else {
+				nwarn++
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "%d manifests, %d errors, %d warnings\n", len(files), nerr, nwarn)
+	if nerr > 0 {
+		return 1
+	}
+	return 0
+}
+
+// checkFile loads one manifest and returns its problems, errors first.
+func checkFile(path string) ([]synth.Problem, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := synth.Load(src)
+	if err == nil {
+		return t.Warnings, nil
+	}
+	var e *synth.Error
+	if errors.As(err, &e) {
+		return e.Problems, nil
+	}
+	return nil, err
+}
+
+// manifestFiles expands folders into the *.json files below them, leaving out
+// *.cases.json, sorted.
+func manifestFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}

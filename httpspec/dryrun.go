@@ -1,0 +1,79 @@
+package httpspec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sort"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/synth"
+)
+
+type ioReadCloser = io.ReadCloser
+
+type noopCloser struct{ *bytes.Reader }
+
+func (noopCloser) Close() error { return nil }
+
+// DryRun prepares the request and describes it as JSON, with every resolved
+// secret redacted; nothing is sent.
+//
+//	{"method":"POST","url":"…","headers":[{"name":"…","value":"…"}],"body":…}
+//
+// The body is the JSON value when it is JSON, else a string.
+func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
+	r, err := h.Prepare(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	return r.Describe(), nil
+}
+
+type namedValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Describe renders the request as DryRun does, secrets redacted.
+func (r *Request) Describe() json.RawMessage {
+	names := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	hs := []namedValue{}
+	for _, k := range names {
+		for _, v := range r.Header[k] {
+			hs = append(hs, namedValue{k, r.redactor.Redact(v)})
+		}
+	}
+	var bodyVal any
+	if r.Body != nil {
+		text := r.redactor.Redact(string(r.Body))
+		if json.Valid([]byte(text)) && (r.Header.Get("Content-Type") == "" || isJSONType(r.Header.Get("Content-Type"))) {
+			bodyVal = json.RawMessage(text)
+		} else {
+			bodyVal = text
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(struct {
+		Method  string       `json:"method"`
+		URL     string       `json:"url"`
+		Headers []namedValue `json:"headers"`
+		Body    any          `json:"body"`
+	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal})
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+func isJSONType(ct string) bool {
+	return bytes.Contains([]byte(ct), []byte("json"))
+}
+
+// Redactor returns the redactor holding the secrets resolved for r.
+func (r *Request) Redactor() *auth.Redactor { return r.redactor }

@@ -1,0 +1,413 @@
+package httpspec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/synth"
+	"github.com/tidwall/gjson"
+)
+
+// UserAgent is sent unless the manifest sets its own.
+const UserAgent = "httptools/" + fetch.Version
+
+var (
+	defaultClientOnce sync.Once
+	defaultClient     *fetch.Client
+)
+
+func sharedClient() *fetch.Client {
+	defaultClientOnce.Do(func() { defaultClient = fetch.NewClient(UserAgent) })
+	return defaultClient
+}
+
+// Synthesizer builds handlers for the "http" kind.
+type Synthesizer struct {
+	// Client sends the requests; nil means one shared pooled client.
+	Client *fetch.Client
+}
+
+var _ synth.Synthesizer = (*Synthesizer)(nil)
+
+// NewSynthesizer returns a synthesizer whose handlers send through client
+// (nil: a shared pooled client). Register it in a registry of your own to use
+// your own client:
+//
+//	reg := &synth.Registry{}
+//	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
+func NewSynthesizer(client *fetch.Client) *Synthesizer { return &Synthesizer{Client: client} }
+
+// Synthesize checks the spec and compiles a Handler.
+func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
+	m := b.Manifest
+	s := decodeSpec(m.Spec.Raw)
+	tmpl, org := checkSpec(m, s, b.Options, b.Problems)
+	if b.Problems.HasErrors() || tmpl == nil {
+		return nil
+	}
+	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.Client, consumed: map[string]bool{}, vars: map[string]string{}}
+	if h.client == nil {
+		h.client = sharedClient()
+	}
+	for _, v := range tmpl.Vars() {
+		h.vars[v.Name] = body.Path(strings.Split(v.Name, "."))
+		if !strings.Contains(v.Name, ".") {
+			h.consumed[v.Name] = true
+		}
+	}
+	for _, hd := range s.Headers {
+		name := http.CanonicalHeaderKey(hd.Name)
+		h.headers = append(h.headers, header{name: name, tmpl: body.NewTemplate(hd.Value)})
+		switch name {
+		case "Content-Type":
+			h.hasContentType = true
+		case "User-Agent":
+			h.hasUserAgent = true
+		}
+	}
+	if s.RequestBody != nil && s.RequestBody.Kind == body.Text {
+		h.text = body.NewTemplate(s.RequestBody.Template)
+	}
+	if l := m.Limits; l != nil && l.MemMB > 0 && l.MemMB<<20 < fetch.DefaultMaxBodyBytes {
+		h.maxBody = l.MemMB << 20
+	}
+	return h
+}
+
+// Handler runs calls of one http tool. It is immutable and safe for
+// concurrent use.
+type Handler struct {
+	Spec *Spec
+
+	tmpl           *Template
+	origin         origin
+	client         *fetch.Client
+	vars           map[string]string // template variable → gjson path
+	consumed       map[string]bool   // top-level input keys the URL uses
+	headers        []header
+	text           *body.Template
+	hasContentType bool
+	hasUserAgent   bool
+	maxBody        int64
+}
+
+type header struct {
+	name string
+	tmpl *body.Template
+}
+
+var (
+	_ synth.Handler   = (*Handler)(nil)
+	_ synth.DryRunner = (*Handler)(nil)
+)
+
+// Request is a built request before it is sent.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+	// redactor knows every secret resolved for this request.
+	redactor *auth.Redactor
+}
+
+// Prepare runs invoke steps 2–5: URL, headers, auth and body.
+func (h *Handler) Prepare(ctx context.Context, call *synth.Call) (*Request, error) {
+	return h.prepare(ctx, call, false)
+}
+
+func (h *Handler) prepare(ctx context.Context, call *synth.Call, forceRefresh bool) (*Request, error) {
+	in := call.Input
+	u, err := h.expandURL(in)
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{Method: h.Spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: &auth.Redactor{}}
+	for _, hd := range h.headers {
+		v := hd.tmpl.Fill(in)
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
+		}
+		r.Header[hd.name] = append(r.Header[hd.name], v)
+	}
+	if a := h.Spec.Authorization; a != nil {
+		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, forceRefresh)
+		if err != nil {
+			return nil, err
+		}
+		r.redactor.Add(cred.Secret)
+		if strings.ContainsAny(cred.Value, "\r\n\x00") {
+			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
+		}
+		r.Header.Set(cred.Header, cred.Value)
+	}
+	ct := ""
+	switch h.Spec.BodyKind() {
+	case body.JSONInput:
+		r.Body = body.JSONWithout(in, h.consumed)
+		if r.Body != nil {
+			ct = body.ContentTypeJSON
+		}
+	case body.InputPassthrough:
+		r.Body, ct = in, body.ContentTypeJSON
+	case body.Text:
+		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
+	}
+	if ct != "" && !h.hasContentType {
+		r.Header["Content-Type"] = []string{ct}
+	}
+	if !h.hasUserAgent {
+		r.Header["User-Agent"] = []string{UserAgent}
+	}
+	return r, nil
+}
+
+// expandURL fills the template after checking the input's values: a simple
+// {name} needs a present, primitive value.
+func (h *Handler) expandURL(in []byte) (string, error) {
+	var bad error
+	u, err := h.tmpl.Expand(func(v *VarSpec) Value {
+		r := gjson.GetBytes(in, h.vars[v.Name])
+		if v.Operator == 0 {
+			switch {
+			case !r.Exists() || r.Type == gjson.Null:
+				if bad == nil {
+					bad = synth.HandlerError(synth.ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, v.Name)
+				}
+				return Value{}
+			case r.IsArray() || r.IsObject():
+				if bad == nil {
+					bad = synth.HandlerError(synth.ReasonNotPrimitive, "URL placeholder {%s} must be a primitive (string, number or boolean), not an %s; use an operator form such as {?%s*} for lists and objects", v.Name, kindName(r), v.Name)
+				}
+				return Value{}
+			}
+		}
+		return toValue(r)
+	})
+	if bad != nil {
+		return "", bad
+	}
+	if err != nil {
+		return "", synth.HandlerError(synth.ReasonInvalidURL, "URL template: %v", err)
+	}
+	// The host is literal in the template, and expansion encodes every
+	// delimiter in values; check again anyway.
+	if !strings.HasPrefix(strings.ToLower(u), h.origin.scheme+"://"+h.origin.host) {
+		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
+	}
+	if rest := u[len(h.origin.scheme)+3+len(h.origin.host):]; rest != "" && !strings.ContainsRune("/?#", rune(rest[0])) {
+		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
+	}
+	return u, nil
+}
+
+func kindName(r gjson.Result) string {
+	if r.IsArray() {
+		return "array"
+	}
+	return "object"
+}
+
+// toValue converts an input value for RFC 6570: strings as they are, numbers
+// as their JSON text (42, never 42.0; big integers exact), booleans as
+// true/false, arrays and objects as lists and maps of those.
+func toValue(r gjson.Result) Value {
+	switch {
+	case !r.Exists() || r.Type == gjson.Null:
+		return Value{}
+	case r.IsArray():
+		v := Value{Kind: List}
+		r.ForEach(func(_, it gjson.Result) bool {
+			v.List = append(v.List, scalar(it))
+			return true
+		})
+		return v
+	case r.IsObject():
+		v := Value{Kind: Map}
+		r.ForEach(func(k, it gjson.Result) bool {
+			v.Map = append(v.Map, KV{k.Str, scalar(it)})
+			return true
+		})
+		return v
+	}
+	return Value{Kind: String, Str: scalar(r)}
+}
+
+func scalar(r gjson.Result) string {
+	switch r.Type {
+	case gjson.String:
+		return r.Str
+	case gjson.Null:
+		return ""
+	}
+	return r.Raw
+}
+
+// Handle runs invoke steps 2–8.
+func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
+	timeout := time.Duration(h.Spec.Timeout()) * time.Millisecond
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := h.prepare(cctx, call, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.send(cctx, req)
+	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
+		// The token may have been revoked early: refresh once, retry once.
+		attempts := resp.Attempts
+		if req, err = h.prepare(cctx, call, true); err != nil {
+			return nil, err
+		}
+		resp, err = h.send(cctx, req)
+		if resp != nil {
+			resp.Attempts += attempts
+		}
+	}
+	if err != nil {
+		return nil, h.fetchError(ctx, cctx, req, err)
+	}
+	return h.output(req, resp)
+}
+
+func (h *Handler) send(ctx context.Context, r *Request) (*fetch.Response, error) {
+	var rd *bytes.Reader
+	hr, err := http.NewRequestWithContext(ctx, r.Method, r.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	if r.Body != nil {
+		rd = bytes.NewReader(r.Body)
+		hr.Body = noopCloser{rd}
+		hr.ContentLength = int64(len(r.Body))
+		b := r.Body
+		hr.GetBody = func() (ioReadCloser, error) { return noopCloser{bytes.NewReader(b)}, nil }
+	}
+	hr.Header = r.Header
+	return h.client.Do(hr, h.maxBody)
+}
+
+func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error) error {
+	switch {
+	case errors.Is(err, fetch.ErrTooLarge):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
+	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err, Message: "the call was canceled by its caller"}
+	case cctx.Err() != nil:
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+			Message: fmt.Sprintf("timed out after %dms", h.Spec.Timeout())}
+	}
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonFetchFailed, Err: err,
+		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %v", r.Method, redactURL(r.URL), unwrapURLError(err)))}
+}
+
+func (h *Handler) cap() int64 {
+	if h.maxBody > 0 {
+		return h.maxBody
+	}
+	return fetch.DefaultMaxBodyBytes
+}
+
+// output runs steps 7 and 8: the status range and the parse.
+func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error) {
+	rng := h.Spec.Success()
+	if resp.Status < rng.Min || resp.Status > rng.Max {
+		start := excerpt(r.redactor.Redact(string(resp.Body)), 512)
+		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
+		if start != "" {
+			msg += ": " + start
+		}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
+	}
+	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
+	if !h.Spec.Parse() {
+		if !utf8.Valid(resp.Body) {
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotText, Status: resp.Status,
+				Message: "the response is not valid UTF-8 text, so it cannot be returned as a string"}
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(string(resp.Body))
+		out.JSON = bytes.TrimRight(b.Bytes(), "\n")
+		return out, nil
+	}
+	raw := bytes.TrimSpace(resp.Body)
+	if len(raw) == 0 {
+		out.JSON = json.RawMessage("null")
+		return out, nil
+	}
+	if !json.Valid(raw) {
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
+			Body:    excerpt(r.redactor.Redact(string(resp.Body)), 512),
+			Message: "the response is not valid JSON: set parseJson: false to get it as text"}
+	}
+	out.JSON = raw
+	return out, nil
+}
+
+// excerpt returns at most n bytes of s, cut on a UTF-8 boundary.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// redactURL hides user info and the values of query parameters that look
+// like credentials.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "[unparseable URL]"
+	}
+	if u.User != nil {
+		u.User = url.User(auth.Redacted)
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if looksSecret(k) {
+			q[k] = []string{auth.Redacted}
+			changed = true
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func looksSecret(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"key", "token", "secret", "password", "passwd", "signature", "sig", "auth", "credential"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,233 @@
+package httpspec
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/synth"
+	"github.com/tidwall/gjson"
+)
+
+// forbiddenHeaders are set by the transport, never by a manifest.
+var forbiddenHeaders = map[string]bool{
+	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
+}
+
+// origin is the literal scheme, host and port of a URL template.
+type origin struct {
+	scheme string // lower case
+	host   string // host[:port] as written, lower case
+	name   string // host name without port or brackets
+}
+
+// checkSpec runs the load-time rules of an http spec and compiles what the
+// handler needs. Problems go to ps with paths from the manifest root.
+func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Problems) (*Template, origin) {
+	tmpl, org := checkURL(s.URLTemplate, ps)
+	checkHeaders(s, ps)
+	if a := s.Authorization; a != nil {
+		switch a.Kind {
+		case auth.KindConnection:
+			if m.NeedsSpec == nil || m.NeedsSpec.Connections == nil {
+				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared: add needsSpec.connections.%s with its app, permissions and as", a.Connection, a.Connection))
+			} else if _, ok := m.NeedsSpec.Connections[a.Connection]; !ok {
+				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(keys(m.NeedsSpec.Connections), ", ")))
+			}
+		case auth.KindHeader:
+			switch {
+			case !isToken(a.HeaderName):
+				ps.Error("spec.authorization.headerName", fmt.Sprintf("%q is not a valid header name: use letters, digits and !#$%%&'*+-.^_`|~ only", a.HeaderName))
+			case forbiddenHeaders[strings.ToLower(a.HeaderName)]:
+				ps.Error("spec.authorization.headerName", fmt.Sprintf("%s is set by the HTTP client and cannot carry a secret: pick the header your API reads the key from", a.HeaderName))
+			}
+		}
+	}
+	if r := s.SuccessStatus; r != nil && r.Min > r.Max {
+		ps.Error("spec.successStatus", fmt.Sprintf("min %d is above max %d: swap them", r.Min, r.Max))
+	}
+	if s.TimeoutMs > opts.MaxTimeoutMs {
+		ps.Error("spec.timeoutMs", fmt.Sprintf("%d is above this runtime's maximum of %d ms: lower it", s.TimeoutMs, opts.MaxTimeoutMs))
+	}
+	if n := m.Network; n != nil {
+		switch n.Kind {
+		case synth.NetworkNone:
+			ps.Error("network.kind", `"none" forbids all egress, so an http tool could never run: use "allowlist" with the API's host, or "unrestricted"`)
+		case synth.NetworkAllowlist:
+			if org.name != "" && !fetch.HostAllowed(n.Hosts, org.name) {
+				ps.Error("network.hosts", fmt.Sprintf("does not cover the template's host %s: add %q", org.name, org.name))
+			}
+		}
+	}
+	if s.RequestBody != nil && s.RequestBody.Kind == body.Text {
+		checkPlaceholders(m, "spec.requestBody.template", body.NewTemplate(s.RequestBody.Template).Names(), ps)
+	}
+	warnings(m, s, tmpl, org, ps)
+	return tmpl, org
+}
+
+func checkURL(raw string, ps *synth.Problems) (*Template, origin) {
+	const path = "spec.urlTemplate"
+	if ps.SchemaRefused(path) {
+		return nil, origin{}
+	}
+	lower := strings.ToLower(raw)
+	var scheme string
+	switch {
+	case strings.HasPrefix(lower, "https://"):
+		scheme = "https"
+	case strings.HasPrefix(lower, "http://"):
+		scheme = "http"
+	case strings.HasPrefix(raw, "{"):
+		ps.Error(path, "the scheme must be written literally: start with https:// and the API's host, e.g. https://api.example.com/{id}")
+		return nil, origin{}
+	default:
+		ps.Error(path, fmt.Sprintf("must start with https:// or http:// and a host; got %q", raw))
+		return nil, origin{}
+	}
+	rest := raw[len(scheme)+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	if brace := strings.IndexAny(authority, "{}"); brace >= 0 {
+		if host := authority[:brace]; brace == len(authority)-1 && host != "" && !strings.ContainsAny(host, "{}@") {
+			// https://api.x.com{/id} or https://api.x.com{?q}
+			ps.Error(path, fmt.Sprintf("an expression must come after the first / of the path: start the path with a literal /, e.g. %s://%s/%s", scheme, host, "{id}"))
+		} else {
+			ps.Error(path, "fills {placeholders} in its path and query only, never in its scheme, user info, host or port: write the host literally, e.g. https://api.example.com/{id}")
+		}
+		return nil, origin{}
+	}
+	if authority == "" {
+		ps.Error(path, "has no host: write it after the scheme, e.g. https://api.example.com/")
+		return nil, origin{}
+	}
+	if strings.Contains(authority, "@") {
+		ps.Error(path, "holds user info (user:password@): never put credentials in a URL; declare authorization with a secretRef")
+		return nil, origin{}
+	}
+	if end < len(rest) && rest[end] != '/' && strings.ContainsAny(rest[end:], "{") {
+		ps.Error(path, fmt.Sprintf("an expression must come after the first / of the path: write %s://%s/%s", scheme, authority, rest[end:]))
+		return nil, origin{}
+	}
+	u, err := url.Parse(scheme + "://" + authority + "/")
+	if err != nil || u.Hostname() == "" {
+		ps.Error(path, fmt.Sprintf("host %q is not a valid host[:port]", authority))
+		return nil, origin{}
+	}
+	tmpl, err := ParseTemplate(raw)
+	if err != nil {
+		ps.Error(path, err.Error())
+		return nil, origin{}
+	}
+	return tmpl, origin{scheme: scheme, host: strings.ToLower(u.Host), name: strings.ToLower(u.Hostname())}
+}
+
+func checkHeaders(s *Spec, ps *synth.Problems) {
+	for i, h := range s.Headers {
+		p := synth.JoinPath("spec.headers", i)
+		switch {
+		case ps.SchemaRefused(p):
+			continue
+		case !isToken(h.Name):
+			ps.Error(p+".name", fmt.Sprintf("%q is not a valid header name (RFC 9110 token): use letters, digits and !#$%%&'*+-.^_`|~ only", h.Name))
+		case forbiddenHeaders[strings.ToLower(h.Name)]:
+			ps.Error(p+".name", fmt.Sprintf("%s is set by the HTTP client: remove this header", h.Name))
+		case strings.EqualFold(h.Name, "Authorization") && s.Authorization != nil:
+			ps.Error(p+".name", "a static Authorization header conflicts with spec.authorization: remove one of them")
+		}
+		if strings.ContainsAny(h.Value, "\r\n\x00") {
+			ps.Error(p+".value", "holds a CR, LF or NUL character, which would split the request: remove it")
+		}
+	}
+}
+
+func warnings(m *synth.Manifest, s *Spec, tmpl *Template, org origin, ps *synth.Problems) {
+	in := gjson.ParseBytes(m.Input)
+	props := in.Get("properties")
+	if tmpl != nil {
+		var names []string
+		for _, v := range tmpl.Vars() {
+			names = append(names, v.Name)
+		}
+		checkPlaceholders(m, "spec.urlTemplate", names, ps)
+		required := map[string]bool{}
+		for _, r := range in.Get("required").Array() {
+			required[r.Str] = true
+		}
+		for _, v := range tmpl.Vars() {
+			top := strings.SplitN(v.Name, ".", 2)[0]
+			if v.Operator == 0 && props.Get(body.Path([]string{top})).Exists() && !required[top] {
+				ps.Warn("spec.urlTemplate", fmt.Sprintf("{%s} must have a value on every call, but input.required does not list %q: add it, or use an optional form such as {?%s}", v.Name, top, v.Name))
+			}
+		}
+	}
+	for i, h := range s.Headers {
+		checkPlaceholders(m, synth.JoinPath("spec.headers", i)+".value", body.NewTemplate(h.Value).Names(), ps)
+	}
+	if s.Method == "GET" && m.Mutating == nil {
+		ps.Warn("mutating", "is absent, so this GET counts as mutating and asks for approval on first use: set mutating: false if it only reads")
+	}
+	if s.Method == "GET" && s.RequestBody != nil {
+		ps.Warn("spec.requestBody", "a GET with a body is ignored or refused by many servers: send the values in the query instead")
+	}
+	if org.name != "" && !hasNetworkEffect(m, org.name) {
+		ps.Warn("effects", fmt.Sprintf("declares no network effect for %s: add {\"kind\": \"network\", \"resource\": \"external:%s\"}", org.name, org.name))
+	}
+}
+
+// checkPlaceholders warns about placeholders input.properties does not declare.
+func checkPlaceholders(m *synth.Manifest, path string, names []string, ps *synth.Problems) {
+	props := gjson.GetBytes(m.Input, "properties")
+	seen := map[string]bool{}
+	for _, n := range names {
+		top := strings.SplitN(n, ".", 2)[0]
+		if seen[top] || props.Get(body.Path([]string{top})).Exists() {
+			continue
+		}
+		seen[top] = true
+		ps.Warn(path, fmt.Sprintf("placeholder {%s} is not declared in input.properties: declare %q so callers know to send it", n, top))
+	}
+}
+
+func hasNetworkEffect(m *synth.Manifest, host string) bool {
+	for _, e := range m.Effects {
+		if e.Kind != "network" {
+			continue
+		}
+		r := strings.TrimPrefix(strings.ToLower(e.Resource), "external:")
+		if r == "" || r == "*" || fetch.HostAllowed([]string{r}, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
