@@ -190,7 +190,7 @@ func jsonErrorAt(src []byte, err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := 1, 1
-		for _, c := range src[:min(int(se.Offset), len(src))] {
+		for _, c := range src[:max(0, min(int(se.Offset)-1, len(src)))] {
 			if c == '\n' {
 				line, col = line+1, 1
 			} else {

@@ -117,8 +117,15 @@ func compileSchema(raw json.RawMessage, path string, mcp bool, ps *Problems) *va
 		var sve *jsonschema.SchemaValidationError
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
+			seen := map[string]bool{}
 			for _, l := range leaves(ve) {
-				ps.compileError(joinLocation(path, l.InstanceLocation), "is not a valid JSON Schema: "+describe(l.ErrorKind))
+				// The meta-schema's anyOf branches fail together; the
+				// first says it best.
+				p := joinLocation(path, l.InstanceLocation)
+				if !seen[p] {
+					seen[p] = true
+					ps.compileError(p, "is not a valid JSON Schema: "+describe(l.ErrorKind))
+				}
 			}
 			return nil
 		}

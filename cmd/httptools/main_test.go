@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of fixtures/invalid and fixtures/warnings")
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+// TestValidateGolden runs validate on every broken fixture and compares its
+// stdout with NAME.golden beside it (go test -update rewrites them).
+func TestValidateGolden(t *testing.T) {
+	t.Chdir("../..")
+	for _, dir := range []struct {
+		glob string
+		exit int
+	}{{"fixtures/invalid/*.json", 1}, {"fixtures/warnings/*.json", 0}} {
+		files, _ := filepath.Glob(dir.glob)
+		if len(files) == 0 {
+			t.Fatalf("no fixtures match %s", dir.glob)
+		}
+		for _, f := range files {
+			t.Run(f, func(t *testing.T) {
+				out, _, code := runCLI(t, "validate", f)
+				if code != dir.exit {
+					t.Errorf("exit %d, want %d", code, dir.exit)
+				}
+				golden := strings.TrimSuffix(f, ".json") + ".golden"
+				if *update {
+					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./cmd/httptools -update to create it)", err)
+				}
+				if out != string(want) {
+					t.Errorf("validate printed:\n%s\nwant (%s):\n%s", out, golden, want)
+				}
+			})
+		}
+	}
+}
+
+func TestValidateFixturesClean(t *testing.T) {
+	t.Chdir("../..")
+	out, errOut, code := runCLI(t, "validate", "fixtures/tools")
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	var n int
+	if _, err := fmt.Sscanf(errOut, "%d manifests, 0 errors, 0 warnings", &n); err != nil || n < 6 {
+		t.Fatalf("summary %q: want at least 6 manifests without errors or warnings", errOut)
+	}
+}
+
+func TestCallDryRunRedactsAndSendsNothing(t *testing.T) {
+	t.Chdir("../..")
+	out, errOut, code := runCLI(t, "call", "fixtures/tools/github.create-issue.json",
+		"--input", `{"owner":"octo","repo":"hello","title":"Bug","labels":["a"],"id":9007199254740993}`,
+		"--secret", "production/GITHUB_TOKEN=ghp_supersecret", "--dry-run")
+	if code != 1 { // additionalProperties: false refuses "id"
+		t.Fatalf("exit %d, want 1 for an input the schema refuses; stderr %s", code, errOut)
+	}
+	if !strings.Contains(errOut, `"code": "input-validation-failed"`) {
+		t.Fatalf("stderr %s", errOut)
+	}
+	out, errOut, code = runCLI(t, "call", "fixtures/tools/github.create-issue.json",
+		"--input", `{"owner":"octo","repo":"hello","title":"Bug","labels":["a"]}`,
+		"--secret", "production/GITHUB_TOKEN=ghp_supersecret", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "ghp_supersecret") || !strings.Contains(out, "Bearer [REDACTED]") {
+		t.Fatalf("dry run must redact the token:\n%s", out)
+	}
+	var req struct {
+		Method string
+		URL    string
+		Body   json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Method != "POST" || req.URL != "https://api.github.com/repos/octo/hello/issues" {
+		t.Errorf("request %s %s", req.Method, req.URL)
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, req.Body)
+	if compact.String() != `{"title":"Bug","labels":["a"]}` {
+		t.Errorf("body %s, want the input minus owner and repo", compact.String())
+	}
+}
+
+func TestCallAgainstServer(t *testing.T) {
+	var got *http.Request
+	var gotBody []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		gotBody, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id": 9007199254740993, "echo": true}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "t.json")
+	os.WriteFile(manifest, []byte(`{"id":"t.echo","description":"d","version":"1.0.0","mutating":true,
+	  "input":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]},"output":{"type":"object"},
+	  "effects":[{"kind":"network","resource":"external:127.0.0.1"}],
+	  "spec":{"kind":"http","method":"PUT","urlTemplate":"`+srv.URL+`/things/{id}",
+	    "authorization":{"kind":"header","headerName":"X-Api-Key","secretRef":{"envName":"local","name":"KEY"}}}}`), 0o644)
+	input := filepath.Join(dir, "in.json")
+	os.WriteFile(input, []byte(`{"id": 7, "extra": 1.50}`), 0o644)
+	t.Setenv("HTTPTOOLS_SECRET_LOCAL_KEY", "k-123")
+	out, errOut, code := runCLI(t, "call", manifest, "--input", "@"+input)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "9007199254740993") {
+		t.Errorf("output %s lost the big id", out)
+	}
+	if got.URL.Path != "/things/7" || got.Header.Get("X-Api-Key") != "k-123" || string(gotBody) != `{"extra":1.50}` {
+		t.Errorf("upstream saw %s %s key=%q body=%s", got.Method, got.URL, got.Header.Get("X-Api-Key"), gotBody)
+	}
+	// The secret is missing: exit 1 and a precondition error naming the env var.
+	t.Setenv("HTTPTOOLS_SECRET_LOCAL_KEY", "")
+	_, errOut, code = runCLI(t, "call", manifest, "--input", "@"+input)
+	if code != 1 || !strings.Contains(errOut, `"reason": "secret-unavailable"`) || !strings.Contains(errOut, "HTTPTOOLS_SECRET_LOCAL_KEY") {
+		t.Errorf("exit %d, stderr %s", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"nope"}, {"validate"}, {"call"}, {"call", "a.json", "b.json"}} {
+		if _, _, code := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
