@@ -88,7 +88,7 @@ func dialectName(s string) string {
 func compileSchema(raw json.RawMessage, path string, mcp bool, ps *Problems) *valueSchema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		ps.Error(path, "is not valid JSON: "+err.Error())
+		ps.compileError(path, "is not valid JSON: "+err.Error())
 		return nil
 	}
 	obj, ok := doc.(map[string]any)
@@ -99,17 +99,17 @@ func compileSchema(raw json.RawMessage, path string, mcp bool, ps *Problems) *va
 		_, known := dialects[dialectKey(d)]
 		switch {
 		case !mcp && dialectKey(d) != "json-schema.org/draft/2020-12/schema":
-			ps.Error(JoinPath(path, "$schema"), fmt.Sprintf("pack tools' schemas are Draft 2020-12, but $schema names %s: remove $schema or set it to https://json-schema.org/draft/2020-12/schema", dialectName(d)))
+			ps.compileError(JoinPath(path, "$schema"), fmt.Sprintf("pack tools' schemas are Draft 2020-12, but $schema names %s: remove $schema or set it to https://json-schema.org/draft/2020-12/schema", dialectName(d)))
 			return nil
 		case mcp && !known:
-			ps.Error(JoinPath(path, "$schema"), fmt.Sprintf("dialect %s is not accepted: an MCP tool's schema must be %s", dialectName(d), dialectList))
+			ps.compileError(JoinPath(path, "$schema"), fmt.Sprintf("dialect %s is not accepted: an MCP tool's schema must be %s", dialectName(d), dialectList))
 			return nil
 		}
 	}
 	c := newCompiler()
 	url := "tool:///" + path + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		ps.Error(path, "does not compile: "+err.Error())
+		ps.compileError(path, "does not compile: "+err.Error())
 		return nil
 	}
 	sch, err := c.Compile(url)

@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -70,6 +71,7 @@ func (vs *valueSchema) validate(raw []byte) []Violation {
 	for _, l := range leaves(ve) {
 		out = append(out, Violation{Pointer: pointer(l.InstanceLocation), Message: describe(l.ErrorKind)})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
 	return out
 }
 
