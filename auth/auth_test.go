@@ -1,0 +1,100 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/synth"
+)
+
+func TestEnvVar(t *testing.T) {
+	for ref, want := range map[synth.SecretRef]string{
+		{EnvName: "production", Name: "GITHUB_TOKEN"}: "HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN",
+		{EnvName: "local", Name: "slack.bot-token"}:   "HTTPTOOLS_SECRET_LOCAL_SLACK_BOT_TOKEN",
+		{EnvName: "eu-west", Name: "ключ"}:            "HTTPTOOLS_SECRET_EU_WEST_____",
+	} {
+		if got := auth.EnvVar(ref); got != want {
+			t.Errorf("%v: %s, want %s", ref, got, want)
+		}
+	}
+}
+
+func TestResolvers(t *testing.T) {
+	ctx := context.Background()
+	ref := synth.SecretRef{EnvName: "local", Name: "KEY"}
+	env := auth.Env{LookupEnv: func(k string) (string, bool) {
+		if k == "HTTPTOOLS_SECRET_LOCAL_KEY" {
+			return "from-env", true
+		}
+		return "", false
+	}}
+	if v, err := env.ResolveSecret(ctx, ref); v != "from-env" || err != nil {
+		t.Errorf("env: %q %v", v, err)
+	}
+	if _, err := env.ResolveSecret(ctx, synth.SecretRef{EnvName: "local", Name: "OTHER"}); !errors.Is(err, synth.ErrSecretNotFound) {
+		t.Errorf("env missing: %v", err)
+	}
+	chain := auth.Chain{auth.Map{"local/KEY": "from-map"}, env}
+	if v, _ := chain.ResolveSecret(ctx, ref); v != "from-map" {
+		t.Errorf("chain: first resolver must win, got %q", v)
+	}
+	chain = auth.Chain{auth.Map{}, env}
+	if v, _ := chain.ResolveSecret(ctx, ref); v != "from-env" {
+		t.Errorf("chain: must fall through, got %q", v)
+	}
+	boom := errors.New("store down")
+	chain = auth.Chain{failing{boom}, env}
+	if _, err := chain.ResolveSecret(ctx, ref); !errors.Is(err, boom) {
+		t.Errorf("chain: a real error stops it, got %v", err)
+	}
+}
+
+type failing struct{ err error }
+
+func (f failing) ResolveSecret(context.Context, synth.SecretRef) (string, error) { return "", f.err }
+
+func TestRedactor(t *testing.T) {
+	var r auth.Redactor
+	if r.Redact("abc") != "abc" || !r.Empty() {
+		t.Error("the zero Redactor must change nothing")
+	}
+	r.Add("")
+	r.Add("tok/+en \"q\"")
+	r.Add("tok")
+	for _, tc := range []struct{ in, want string }{
+		{`raw tok/+en "q" end`, "raw [REDACTED] end"},
+		{"query tok%2F%2Ben+%22q%22 end", "query [REDACTED] end"},
+		{"path tok%2F+en%20%22q%22 end", "path [REDACTED] end"},
+		{`json "tok/+en \"q\"" end`, `json "[REDACTED]" end`},
+		{"short tok alone", "short [REDACTED] alone"},
+		{"nothing here", "nothing here"},
+	} {
+		if got := r.Redact(tc.in); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if !r.Contains("x tok y") || r.Contains("nothing") {
+		t.Error("Contains")
+	}
+}
+
+func TestResolveBearerAndHeader(t *testing.T) {
+	ctx := context.Background()
+	tc := synth.CallContext{SecretResolver: auth.Map{"p/T": "v"}}
+	c, err := auth.Resolve(ctx, &auth.Spec{Kind: auth.KindBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, false)
+	if err != nil || c.Header != "Authorization" || c.Value != "Bearer v" || c.Secret != "v" {
+		t.Errorf("bearer: %+v %v", c, err)
+	}
+	c, err = auth.Resolve(ctx, &auth.Spec{Kind: auth.KindHeader, HeaderName: "X-Api-Key", SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, false)
+	if err != nil || c.Header != "X-Api-Key" || c.Value != "v" {
+		t.Errorf("header: %+v %v", c, err)
+	}
+	_, err = auth.Resolve(ctx, &auth.Spec{Kind: auth.KindBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "MISSING"}}, nil, tc, false)
+	var e *synth.Error
+	if !errors.As(err, &e) || e.Reason != synth.ReasonSecretUnavailable || !strings.Contains(e.Message, "HTTPTOOLS_SECRET_P_MISSING") {
+		t.Errorf("missing: %v", err)
+	}
+}

@@ -1,0 +1,80 @@
+package httpspec
+
+import (
+	"context"
+
+	"github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/synth"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// FuzzTemplate compiles and expands arbitrary templates with arbitrary JSON
+// input: no panics, and an expansion never holds a raw space, CR, LF or
+// non-ASCII byte.
+func FuzzTemplate(f *testing.F) {
+	files, _ := filepath.Glob("testdata/uritemplate-test/*.json")
+	for _, p := range files {
+		src, _ := os.ReadFile(p)
+		gjson.ParseBytes(src).ForEach(func(_, g gjson.Result) bool {
+			vars := g.Get("variables").Raw
+			for _, tc := range g.Get("testcases").Array() {
+				f.Add(tc.Get("0").Str, vars)
+			}
+			return true
+		})
+	}
+	f.Add("https://api.x.test/{id}{?q,page}", `{"id":"a b","q":["x"],"page":2}`)
+	f.Fuzz(func(t *testing.T, tmpl, input string) {
+		tp, err := ParseTemplate(tmpl)
+		if err != nil {
+			if _, ok := err.(*TemplateError); !ok {
+				t.Fatalf("error of type %T", err)
+			}
+			return
+		}
+		out, err := tp.Expand(func(v *VarSpec) Value { return toValue(gjson.Get(input, v.Name)) })
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(out, " \r\n\x00") || !utf8.ValidString(out) || strings.IndexFunc(out, func(r rune) bool { return r > 0x7e }) >= 0 {
+			t.Fatalf("%q expanded to %q", tmpl, out)
+		}
+	})
+}
+
+// FuzzHeaderFill prepares requests whose header values are filled from
+// arbitrary input: either the call is refused as invalid-header, or every
+// header value is free of CR, LF and NUL.
+func FuzzHeaderFill(f *testing.F) {
+	f.Add(`{"a":"x","b":{"c":1}}`, "pre-{a}-{b.c}-{missing}")
+	f.Add(`{"a":"x\r\nInjected: 1"}`, "{a}")
+	f.Add(`{"a":"\u0000"}`, "v{a}")
+	f.Add(`{"a":null}`, "{a}{a}")
+	f.Add(`not json`, "{a}")
+	f.Fuzz(func(t *testing.T, input, value string) {
+		if strings.ContainsAny(value, "\r\n\x00") {
+			return // refused at load time
+		}
+		h := &Handler{Spec: &Spec{Method: "GET"}, headers: []header{{name: "X-V", tmpl: body.NewTemplate(value)}}}
+		tp, _ := ParseTemplate("https://x.test/")
+		h.tmpl, h.origin = tp, origin{scheme: "https", host: "x.test", name: "x.test"}
+		r, err := h.Prepare(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}})
+		if err != nil {
+			if e, ok := err.(*synth.Error); !ok || e.Reason != synth.ReasonInvalidHeader {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		for _, v := range r.Header["X-V"] {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				t.Fatalf("header value %q holds CR, LF or NUL", v)
+			}
+		}
+	})
+}
