@@ -12,38 +12,52 @@ const Redacted = "[REDACTED]"
 
 // Redactor removes resolved secret values from text. It matches each value
 // as is, URL-encoded and JSON-escaped, so an upstream that echoes a token in
-// any of those forms does not leak it. The zero value redacts nothing.
+// any of those forms does not leak it. The zero value redacts nothing. A
+// Redactor is used by one call at a time; it is not safe for concurrent use.
 type Redactor struct {
-	values []string
+	secrets []string
+	values  []string // every form of every secret, longest first; built on first use
 }
 
-// Add registers a secret value. Empty values are ignored.
+// Add registers a secret value. Empty values are ignored. Adding is cheap:
+// the encoded forms are computed only when text is redacted, which on the
+// success path never happens.
 func (r *Redactor) Add(secret string) {
-	if secret == "" {
-		return
+	if secret != "" {
+		r.secrets = append(r.secrets, secret)
+		r.values = nil
 	}
-	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
-	if b, err := json.Marshal(secret); err == nil {
-		forms = append(forms, string(b[1:len(b)-1]))
+}
+
+func (r *Redactor) forms() []string {
+	if r.values != nil || len(r.secrets) == 0 {
+		return r.values
 	}
-	for _, f := range forms {
-		if !contains(r.values, f) {
-			r.values = append(r.values, f)
+	for _, secret := range r.secrets {
+		forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
+		if b, err := json.Marshal(secret); err == nil {
+			forms = append(forms, string(b[1:len(b)-1]))
+		}
+		for _, f := range forms {
+			if !contains(r.values, f) {
+				r.values = append(r.values, f)
+			}
 		}
 	}
 	// Longest first, so a secret that contains another is replaced whole.
 	sort.SliceStable(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	return r.values
 }
 
 // Empty reports whether no secret was added.
-func (r *Redactor) Empty() bool { return r == nil || len(r.values) == 0 }
+func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
 
 // Redact returns s with every registered secret replaced by [REDACTED].
 func (r *Redactor) Redact(s string) string {
 	if r == nil {
 		return s
 	}
-	for _, v := range r.values {
+	for _, v := range r.forms() {
 		if strings.Contains(s, v) {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
@@ -56,7 +70,7 @@ func (r *Redactor) Contains(s string) bool {
 	if r == nil {
 		return false
 	}
-	for _, v := range r.values {
+	for _, v := range r.forms() {
 		if strings.Contains(s, v) {
 			return true
 		}

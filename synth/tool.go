@@ -111,9 +111,9 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 // ValidateInput checks that input is a JSON object valid against the input
 // schema and returns it with schema defaults filled in.
 func (t *Tool) ValidateInput(input json.RawMessage) (json.RawMessage, error) {
-	if jsonType(input) != "object" || !json.Valid(input) {
+	if jsonType(input) != "object" || !validJSON(input) {
 		got := jsonType(input)
-		if got == "" || !json.Valid(input) {
+		if got == "" || !validJSON(input) {
 			got = "not valid JSON"
 		}
 		vs := []Violation{{Pointer: "", Message: "must be a JSON object; got " + got}}
