@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/httptools/httptools/httpspec"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
 )
 
