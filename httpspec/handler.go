@@ -118,9 +118,18 @@ type header struct {
 }
 
 var (
-	_ synth.Handler   = (*Handler)(nil)
-	_ synth.DryRunner = (*Handler)(nil)
+	_ synth.Handler    = (*Handler)(nil)
+	_ synth.DryRunner  = (*Handler)(nil)
+	_ synth.SecretUser = (*Handler)(nil)
 )
+
+// SecretRefs returns the secret the authorization reads, if any.
+func (h *Handler) SecretRefs() []synth.SecretRef {
+	if a := h.Spec.Authorization; a != nil && a.SecretRef != nil {
+		return []synth.SecretRef{*a.SecretRef}
+	}
+	return nil
+}
 
 // Request is a built request before it is sent.
 type Request struct {
@@ -151,6 +160,14 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, forceRefresh bo
 		v := hd.tmpl.Fill(in)
 		if strings.ContainsAny(v, "\r\n\x00") {
 			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
+		}
+		if v == "" && hd.name == "Idempotency-Key" {
+			// The manifest asks for an idempotency key and the input gave
+			// none: use the kernel's, stable across retries and re-runs of
+			// this call; with none either, send no empty key.
+			if v = call.Context.IdempotencyKey(); v == "" {
+				continue
+			}
 		}
 		vals[i] = v
 		if prev, ok := r.Header[hd.name]; ok {

@@ -455,3 +455,44 @@ func TestConnectionAuth(t *testing.T) {
 		t.Errorf("no source: %v", e)
 	}
 }
+
+func TestSecretNames(t *testing.T) {
+	tool := load(t, "http://x.test", `{"kind":"http","method":"GET","urlTemplate":"{URL}/","authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}`,
+		`"needsSpec":{"secrets":{"WEBHOOK":{"type":"string"},"TOKEN":{}}}`)
+	if got := strings.Join(tool.SecretNames(), ","); got != "TOKEN,WEBHOOK" {
+		t.Errorf("SecretNames() = %s", got)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	var s httpspec.Spec
+	if s.Timeout() != 30000 || !s.Parse() || s.Success() != (httpspec.StatusRange{Min: 200, Max: 299}) {
+		t.Errorf("defaults: timeout %d, parse %v, success %v", s.Timeout(), s.Parse(), s.Success())
+	}
+	for method, want := range map[string]string{"GET": "", "POST": "json-input", "PUT": "json-input", "PATCH": "json-input", "DELETE": "json-input"} {
+		if got := (&httpspec.Spec{Method: method}).BodyKind(); got != want {
+			t.Errorf("%s: body %q, want %q", method, got, want)
+		}
+	}
+}
+
+// TestIdempotencyKey: an Idempotency-Key header the input leaves empty holds
+// the kernel's key for the call; with no key at all, no empty header is sent.
+func TestIdempotencyKey(t *testing.T) {
+	up := newUpstream(t, reply(200, `{}`))
+	tool := load(t, up.URL, `{"kind":"http","method":"POST","urlTemplate":"{URL}/pay","headers":[{"name":"Idempotency-Key","value":"{request_id}"}]}`)
+	for _, tc := range []struct {
+		input, ctxKey, want string
+		present             bool
+	}{
+		{`{"request_id":"from-input"}`, "from-kernel", "from-input", true},
+		{`{"request_id":null}`, "from-kernel", "from-kernel", true},
+		{`{"request_id":null}`, "", "", false},
+	} {
+		invoke(t, tool, synth.CallContext{Key: tc.ctxKey}, tc.input)
+		got := up.last(t).Header.Values("Idempotency-Key")
+		if (len(got) == 1) != tc.present || (tc.present && got[0] != tc.want) {
+			t.Errorf("%s with key %q: header %q, want %q", tc.input, tc.ctxKey, got, tc.want)
+		}
+	}
+}

@@ -108,6 +108,12 @@ func checkURL(raw string, ps *synth.Problems) (*Template, origin) {
 		ps.Error(path, "has no host: write it after the scheme, e.g. https://api.example.com/")
 		return nil, origin{}
 	}
+	for _, c := range []byte(authority) {
+		if c >= 0x80 {
+			ps.Error(path, fmt.Sprintf("host %q must be ASCII: write an international name in punycode (xn--…)", authority))
+			return nil, origin{}
+		}
+	}
 	if strings.Contains(authority, "@") {
 		ps.Error(path, "holds user info (user:password@): never put credentials in a URL; declare authorization with a secretRef")
 		return nil, origin{}

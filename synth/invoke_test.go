@@ -149,3 +149,20 @@ func TestOutsideData(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPDraft07ItemsIsATuple: on an MCP tool, draft-07's array-form items
+// validates position by position and lets more items through.
+func TestMCPDraft07ItemsIsATuple(t *testing.T) {
+	tool := echoTool(t, `"transport":"mcp","input":{"type":"object"},
+		"output":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"t":{"type":"array","items":[{"type":"string"},{"type":"integer"}]}}}`)
+	for in, ok := range map[string]bool{
+		`{"t":["a",1]}`:         true,
+		`{"t":["a",1,{"x":2}]}`: true,
+		`{"t":[1,"a"]}`:         false,
+	} {
+		_, err := tool.Invoke(context.Background(), nil, json.RawMessage(in))
+		if (err == nil) != ok {
+			t.Errorf("%s: %v, want valid=%v", in, err, ok)
+		}
+	}
+}

@@ -98,6 +98,7 @@ func TestLoadErrors(t *testing.T) {
 		{"placeholder subdomain", `{"spec": {"urlTemplate": "https://api.{domain}/x"}}`, "spec.urlTemplate", "never in its scheme, user info, host or port", ""},
 		{"placeholder port", `{"spec": {"urlTemplate": "https://api.acme.test:{port}/x"}}`, "spec.urlTemplate", "never in its scheme, user info, host or port", ""},
 		{"placeholder userinfo", `{"spec": {"urlTemplate": "https://{user}@api.acme.test/x"}}`, "spec.urlTemplate", "never in its scheme, user info, host or port", ""},
+		{"non-ASCII host", `{"spec": {"urlTemplate": "https://bücher.example/x"}}`, "spec.urlTemplate", "punycode", ""},
 		{"literal userinfo", `{"spec": {"urlTemplate": "https://me:pw@api.acme.test/x"}}`, "spec.urlTemplate", "never put credentials in a URL", ""},
 		{"expression before path", `{"spec": {"urlTemplate": "https://api.acme.test{/id}"}}`, "spec.urlTemplate", "must come after the first / of the path", ""},
 		{"expression in query without path", `{"spec": {"urlTemplate": "https://api.acme.test?q={q}"}}`, "spec.urlTemplate", "must come after the first / of the path", ""},

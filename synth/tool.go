@@ -46,6 +46,29 @@ func (t *Tool) ID() string { return t.Manifest.ID }
 // Handler returns the synthesized handler, nil for a tool without a spec.
 func (t *Tool) Handler() Handler { return t.handler }
 
+// SecretUser is a Handler that reads secrets; Tool.SecretNames asks it which.
+type SecretUser interface {
+	SecretRefs() []SecretRef
+}
+
+// SecretNames lists the names of the secrets the tool may touch: the keys of
+// needsSpec.secrets and the secrets its handler uses (for http, the
+// authorization's secretRef.name), de-duplicated and sorted.
+func (t *Tool) SecretNames() []string {
+	seen := map[string]bool{}
+	if ns := t.Manifest.NeedsSpec; ns != nil {
+		for k := range ns.Secrets {
+			seen[k] = true
+		}
+	}
+	if su, ok := t.handler.(SecretUser); ok {
+		for _, r := range su.SecretRefs() {
+			seen[r.Name] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
 // NeedsApproval reports whether a call in an unattended run needs a person's
 // yes: the manifest says so, or the tool uses a person's connection.
 func (t *Tool) NeedsApproval() bool {
