@@ -20,7 +20,7 @@ func (noopCloser) Close() error { return nil }
 // DryRun prepares the request and describes it as JSON, with every resolved
 // secret redacted; nothing is sent.
 //
-//	{"method":"POST","url":"…","headers":[{"name":"…","value":"…"}],"body":…}
+//	{"method":"POST","url":"…","headers":["Name: value",…],"body":…}
 //
 // The body is the JSON value when it is JSON, else a string.
 func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
@@ -31,11 +31,6 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 	return r.Describe(), nil
 }
 
-type namedValue struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
 // Describe renders the request as DryRun does, secrets redacted.
 func (r *Request) Describe() json.RawMessage {
 	names := make([]string, 0, len(r.Header))
@@ -43,10 +38,10 @@ func (r *Request) Describe() json.RawMessage {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	hs := []namedValue{}
+	hs := []string{}
 	for _, k := range names {
 		for _, v := range r.Header[k] {
-			hs = append(hs, namedValue{k, r.redactor.Redact(v)})
+			hs = append(hs, k+": "+r.redactor.Redact(v))
 		}
 	}
 	var bodyVal any
@@ -63,10 +58,10 @@ func (r *Request) Describe() json.RawMessage {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(struct {
-		Method  string       `json:"method"`
-		URL     string       `json:"url"`
-		Headers []namedValue `json:"headers"`
-		Body    any          `json:"body"`
+		Method  string   `json:"method"`
+		URL     string   `json:"url"`
+		Headers []string `json:"headers"`
+		Body    any      `json:"body"`
 	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal})
 	return bytes.TrimRight(b.Bytes(), "\n")
 }

@@ -83,7 +83,9 @@ func call(args []string, stdout, stderr io.Writer) int {
 		return printError(stderr, err)
 	}
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") != nil {
+	if *dryRun {
+		pretty.Write(out) // already indented, headers one per line
+	} else if json.Indent(&pretty, out, "", "  ") != nil {
 		pretty.Reset()
 		pretty.Write(out)
 	}
