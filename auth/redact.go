@@ -49,6 +49,9 @@ func (r *Redactor) forms() []string {
 	return r.values
 }
 
+// Secrets returns the secret values added, as they are.
+func (r *Redactor) Secrets() []string { return r.secrets }
+
 // Empty reports whether no secret was added.
 func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
 

@@ -1,10 +1,12 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -91,10 +93,11 @@ func TestClientIgnoresEnvironmentProxy(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("http_proxy", "http://127.0.0.1:1")
-	c := NewClient("t/1")
-	req, _ := http.NewRequest("GET", srv.URL, nil)
-	resp, err := c.Do(req, 0)
+	c := NewClient(Config{AllowCIDRs: loopback})
+	resp, err := c.Do(context.Background(), &Request{Method: "GET", URL: srv.URL, Header: http.Header{}})
 	if err != nil || string(resp.Body) != "direct" {
 		t.Fatalf("got %v %v", resp, err)
 	}
 }
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

@@ -4,18 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"sort"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 )
-
-type ioReadCloser = io.ReadCloser
-
-type noopCloser struct{ *bytes.Reader }
-
-func (noopCloser) Close() error { return nil }
 
 // DryRun prepares the request and describes it as JSON, with every resolved
 // secret redacted; nothing is sent.

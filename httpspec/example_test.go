@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 
 	"github.com/httptools/httptools/auth"
-	_ "github.com/httptools/httptools/httpspec" // registers the "http" kind
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
 )
 
-// Example loads a manifest, lets the default registry synthesize it, and
-// invokes it against a test server.
+// Example loads a manifest, synthesizes it with a client that may reach the
+// loopback test server, and invokes it.
 func Example() {
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t0ken" {
@@ -43,7 +46,15 @@ func Example() {
 	    "authorization": {"kind": "bearer", "secretRef": {"envName": "production", "name": "GITHUB_TOKEN"}}
 	  }
 	}`
-	tool, err := synth.Load([]byte(manifest))
+	// The SSRF guard refuses loopback addresses such as the test server's;
+	// an operator opens a range by building the client that way.
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})))
+	loader := synth.Loader{Registry: reg}
+	tool, err := loader.Load([]byte(manifest))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -28,8 +28,10 @@ var (
 	defaultClient     *fetch.Client
 )
 
+// sharedClient is the client of handlers synthesized without one: the SSRF
+// guard on with no exceptions, no proxy.
 func sharedClient() *fetch.Client {
-	defaultClientOnce.Do(func() { defaultClient = fetch.NewClient(UserAgent) })
+	defaultClientOnce.Do(func() { defaultClient = fetch.NewClient(fetch.Config{UserAgent: UserAgent}) })
 	return defaultClient
 }
 
@@ -57,7 +59,13 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if b.Problems.HasErrors() || tmpl == nil {
 		return nil
 	}
-	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.Client, consumed: map[string]bool{}, vars: map[string]string{}}
+	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.Client, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
+	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
+		h.allowlist, h.restricted = n.Hosts, true
+	}
+	if a := s.Authorization; a != nil && a.Kind == auth.KindHeader {
+		h.authHeaders = []string{http.CanonicalHeaderKey(a.HeaderName)}
+	}
 	if h.client == nil {
 		h.client = sharedClient()
 	}
@@ -110,6 +118,10 @@ type Handler struct {
 	hasContentType bool
 	hasUserAgent   bool
 	maxBody        int64
+	toolID         string
+	allowlist      []string // the network allowlist, when restricted
+	restricted     bool
+	authHeaders    []string // header-auth names, dropped on cross-host redirects
 }
 
 type header struct {
@@ -298,14 +310,15 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.send(cctx, req)
+	tenant := call.Context.Tenant()
+	resp, err := h.send(cctx, req, tenant)
 	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.prepare(cctx, call, true); err != nil {
 			return nil, err
 		}
-		resp, err = h.send(cctx, req)
+		resp, err = h.send(cctx, req, tenant)
 		if resp != nil {
 			resp.Attempts += attempts
 		}
@@ -316,25 +329,31 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	return h.output(req, resp)
 }
 
-func (h *Handler) send(ctx context.Context, r *Request) (*fetch.Response, error) {
-	var rd *bytes.Reader
-	hr, err := http.NewRequestWithContext(ctx, r.Method, r.URL, nil)
-	if err != nil {
-		return nil, err
-	}
-	if r.Body != nil {
-		rd = bytes.NewReader(r.Body)
-		hr.Body = noopCloser{rd}
-		hr.ContentLength = int64(len(r.Body))
-		b := r.Body
-		hr.GetBody = func() (ioReadCloser, error) { return noopCloser{bytes.NewReader(b)}, nil }
-	}
-	hr.Header = r.Header
-	return h.client.Do(hr, h.maxBody)
+func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.Response, error) {
+	rng := h.Spec.Success()
+	return h.client.Do(ctx, &fetch.Request{
+		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
+		Allowlist: h.allowlist, Restricted: h.restricted,
+		AuthHeaders: h.authHeaders, Secrets: r.redactor.Secrets(),
+		MaxBody:    h.maxBody,
+		SuccessMin: rng.Min, SuccessMax: rng.Max,
+		Tool: h.toolID, Tenant: tenant,
+	})
 }
 
 func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error) error {
+	var denied *fetch.DeniedError
 	switch {
+	case errors.As(err, &denied):
+		hint := "add the host to the manifest's network allowlist if the tool should reach it"
+		if denied.IP.IsValid() {
+			hint = "the operator can allow the range (httptools call --allow-cidr)"
+		}
+		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: synth.ReasonEgressDenied, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
+	case errors.Is(err, fetch.ErrTooManyRedirects):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTooManyRedirects, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, nil)))}
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
@@ -345,7 +364,7 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 			Message: fmt.Sprintf("timed out after %dms", h.Spec.Timeout())}
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonFetchFailed, Err: err,
-		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %v", r.Method, redactURL(r.URL), unwrapURLError(err)))}
+		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor.Secrets())))}
 }
 
 func (h *Handler) cap() int64 {
@@ -436,12 +455,4 @@ func looksSecret(k string) bool {
 		}
 	}
 	return false
-}
-
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

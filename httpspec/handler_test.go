@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
 )
@@ -84,12 +87,27 @@ func load(t *testing.T, srvURL, specJSON string, extra ...string) *synth.Tool {
 	}
 	src := `{"id":"t.tool","description":"d","version":"1.0.0","mutating":true,"output":{}` + fields +
 		`,"spec":` + strings.ReplaceAll(specJSON, "{URL}", srvURL) + `}`
-	tool, err := synth.Load([]byte(src))
+	tool, err := loopbackLoader.Load([]byte(src))
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	return tool
 }
+
+// loopbackLoader synthesizes http tools whose client may reach 127.0.0.0/8,
+// where httptest servers listen; the guard refuses it otherwise.
+var loopbackLoader = func() *synth.Loader {
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		UserAgent:    httpspec.UserAgent,
+		RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond,
+		Logger: quiet,
+	})))
+	return &synth.Loader{Registry: reg}
+}()
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // countingSecrets is a SecretResolver that counts its calls.
 type countingSecrets struct {

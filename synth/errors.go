@@ -39,6 +39,7 @@ const (
 	ReasonMissingValue                = "missing-value"
 	ReasonNotPrimitive                = "not-primitive"
 	ReasonFetchFailed                 = "fetch-failed"
+	ReasonTooManyRedirects            = "too-many-redirects"
 )
 
 // Error is every error a tool returns: load-time refusals and call failures.

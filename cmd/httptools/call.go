@@ -8,11 +8,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -37,6 +41,8 @@ func call(args []string, stdout, stderr io.Writer) int {
 	input := fs.String("input", "{}", "the tool input: JSON, or @file to read it from a file")
 	person := fs.String("person", "", "the person the call acts for")
 	dryRun := fs.Bool("dry-run", false, "print the request (secrets redacted) and send nothing")
+	var allow cidrFlags
+	fs.Var(&allow, "allow-cidr", "let the call reach this range despite the SSRF guard, e.g. 127.0.0.0/8 for a local upstream (repeatable)")
 	secrets := secretFlags{}
 	fs.Var(secrets, "secret", "a secret as env/name=value (repeatable); HTTPTOOLS_SECRET_<ENV>_<NAME> is read too")
 	pos, err := parseInterspersed(fs, args)
@@ -59,7 +65,14 @@ func call(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	tool, err := synth.Load(src)
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: allow,
+		UserAgent:  httpspec.UserAgent,
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})))
+	loader := synth.Loader{Registry: reg}
+	tool, err := loader.Load(src)
 	if err != nil {
 		return printError(stderr, err)
 	}
@@ -112,6 +125,20 @@ func printError(w io.Writer, err error) int {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(map[string]body{"error": {e.Code, e.Reason, e.Message, e.Details()}})
 	return 1
+}
+
+// cidrFlags collects repeated --allow-cidr flags.
+type cidrFlags []netip.Prefix
+
+func (c *cidrFlags) String() string { return fmt.Sprint(*c) }
+
+func (c *cidrFlags) Set(v string) error {
+	p, err := netip.ParsePrefix(v)
+	if err != nil {
+		return fmt.Errorf("want a CIDR such as 127.0.0.0/8: %v", err)
+	}
+	*c = append(*c, p.Masked())
+	return nil
 }
 
 // parseInterspersed parses flags that may come before or after the

@@ -1,7 +1,7 @@
 // Command httptools validates, calls and serves declarative HTTP tools.
 //
 //	httptools validate PATH…
-//	httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID] [--dry-run]
+//	httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID] [--allow-cidr CIDR]… [--dry-run]
 package main
 
 import (
@@ -20,10 +20,12 @@ Usage:
       skipped). Prints "file: field.path: message" per error and
       "file: warning: field.path: message" per warning; exit 1 on any error.
 
-  httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID] [--dry-run]
+  httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID]
+                 [--allow-cidr CIDR]… [--dry-run]
       Run one call and print its output JSON. --dry-run prints the request it
-      would send, secrets redacted, and sends nothing. On a tool error, prints
-      {"error":{…}} on stderr and exits 1.
+      would send, secrets redacted, and sends nothing. Loopback, private and
+      metadata addresses are refused unless --allow-cidr opens them. On a
+      tool error, prints {"error":{…}} on stderr and exits 1.
 `
 
 func main() {

@@ -129,7 +129,11 @@ func TestCallAgainstServer(t *testing.T) {
 	input := filepath.Join(dir, "in.json")
 	os.WriteFile(input, []byte(`{"id": 7, "extra": 1.50}`), 0o644)
 	t.Setenv("HTTPTOOLS_SECRET_LOCAL_KEY", "k-123")
-	out, errOut, code := runCLI(t, "call", manifest, "--input", "@"+input)
+	_, errOut, code := runCLI(t, "call", manifest, "--input", "@"+input)
+	if code != 1 || !strings.Contains(errOut, `"reason": "egress-denied"`) || got != nil {
+		t.Fatalf("without --allow-cidr a loopback upstream must be refused unsent: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "call", manifest, "--input", "@"+input, "--allow-cidr", "127.0.0.0/8")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -141,7 +145,7 @@ func TestCallAgainstServer(t *testing.T) {
 	}
 	// The secret is missing: exit 1 and a precondition error naming the env var.
 	t.Setenv("HTTPTOOLS_SECRET_LOCAL_KEY", "")
-	_, errOut, code = runCLI(t, "call", manifest, "--input", "@"+input)
+	_, errOut, code = runCLI(t, "call", manifest, "--input", "@"+input, "--allow-cidr", "127.0.0.0/8")
 	if code != 1 || !strings.Contains(errOut, `"reason": "secret-unavailable"`) || !strings.Contains(errOut, "HTTPTOOLS_SECRET_LOCAL_KEY") {
 		t.Errorf("exit %d, stderr %s", code, errOut)
 	}

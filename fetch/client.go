@@ -1,0 +1,371 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Version is the httptools version, sent in the default User-Agent.
+const Version = "0.1.0"
+
+// Defaults of a Config left at zero.
+const (
+	DefaultMaxBodyBytes   = 10 << 20
+	DefaultMaxHeaderBytes = 1 << 20
+	DefaultMaxAttempts    = 3
+	DefaultMaxRedirects   = 10
+	DefaultRetryWaitMin   = 100 * time.Millisecond
+	DefaultRetryWaitMax   = 2 * time.Second
+)
+
+// Config sets up a Client. The zero value is a safe client: guard on,
+// no proxy, 3 attempts, 10 redirects, 10 MiB bodies.
+type Config struct {
+	// AllowCIDRs opens ranges the guard refuses (127.0.0.0/8 for a local
+	// upstream). Nothing else switches the guard off.
+	AllowCIDRs []netip.Prefix
+	// Proxy picks a proxy per request; nil means none, whatever HTTP_PROXY
+	// says. With a proxy, the guard still checks every target's addresses.
+	Proxy func(*http.Request) (*url.URL, error)
+	// Resolver resolves host names; nil means net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to one checked "ip:port"; nil means a net.Dialer whose
+	// Control checks the address again. Tests inject one.
+	Dial DialFunc
+	// TLSClientConfig is used for https; nil means Go's defaults.
+	TLSClientConfig *tls.Config
+	// UserAgent is sent when a request sets none.
+	UserAgent string
+	// MaxAttempts bounds attempts per call, first included; 0 means 3.
+	MaxAttempts int
+	// MaxRedirects bounds redirects per call; 0 means 10.
+	MaxRedirects int
+	// RetryWaitMin and RetryWaitMax bound the jittered backoff; 0 means
+	// 100 ms and 2 s.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// Logger receives one audit record per call; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Client sends the requests of declarative tools. It is safe for concurrent
+// use and keeps one pool of connections.
+type Client struct {
+	cfg       Config
+	guard     *Guard
+	dialer    *dialer
+	transport *http.Transport
+	// pooled wraps transport without CloseIdleConnections, so that a failed
+	// call (go-retryablehttp closes idle connections then) does not empty
+	// the pool for every other call.
+	pooled http.RoundTripper
+	logger *slog.Logger
+}
+
+type noCloseIdle struct{ rt http.RoundTripper }
+
+func (n noCloseIdle) RoundTrip(r *http.Request) (*http.Response, error) { return n.rt.RoundTrip(r) }
+
+// NewClient builds a client from cfg.
+func NewClient(cfg Config) *Client {
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.MaxRedirects <= 0 {
+		cfg.MaxRedirects = DefaultMaxRedirects
+	}
+	if cfg.RetryWaitMin <= 0 {
+		cfg.RetryWaitMin = DefaultRetryWaitMin
+	}
+	if cfg.RetryWaitMax < cfg.RetryWaitMin {
+		cfg.RetryWaitMax = max(DefaultRetryWaitMax, cfg.RetryWaitMin)
+	}
+	c := &Client{cfg: cfg, guard: &Guard{Allow: cfg.AllowCIDRs}, logger: cfg.Logger}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	c.dialer = newDialer(c.guard, cfg.Resolver, cfg.Dial)
+	c.transport = &http.Transport{
+		Proxy:                  cfg.Proxy,
+		DialContext:            c.dialer.DialContext,
+		TLSClientConfig:        cfg.TLSClientConfig,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: DefaultMaxHeaderBytes,
+	}
+	c.pooled = noCloseIdle{c.transport}
+	return c
+}
+
+// CloseIdleConnections closes the pool's idle connections.
+func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
+
+// Request is one outbound call.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte // nil for none; sent whole on every attempt
+
+	// Allowlist restricts the hosts of the first request and of every
+	// redirect hop when Restricted is set (see HostAllowed).
+	Allowlist  []string
+	Restricted bool
+	// AuthHeaders are the headers that carry credentials; they are dropped
+	// on a redirect to another host, as is any header holding one of Secrets.
+	AuthHeaders []string
+	Secrets     []string
+	// MaxBody caps the response body; 0 means DefaultMaxBodyBytes.
+	MaxBody int64
+	// SuccessMin and SuccessMax: a status in this range is never retried.
+	SuccessMin, SuccessMax int
+	// Tool and Tenant label the audit record.
+	Tool, Tenant string
+}
+
+// Response is a fully read response.
+type Response struct {
+	Status   int
+	Header   http.Header
+	Body     []byte
+	Attempts int
+	IP       string // the address of the last connection, for the audit
+}
+
+// call is the state of one Do.
+type call struct {
+	c        *Client
+	req      *Request
+	host     string // host of the first request
+	attempts int
+	gotConn  bool // the current attempt obtained a connection
+	ip       string
+	deadline time.Time
+	hasKey   bool // the request carries an Idempotency-Key
+}
+
+// Do sends req under ctx's deadline, with retries and redirects as the
+// package doc says, and reads the whole body.
+func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
+	start := time.Now()
+	cl := &call{c: c, req: req}
+	resp, err := cl.do(ctx)
+	c.audit(ctx, cl, resp, err, time.Since(start))
+	return resp, err
+}
+
+func (cl *call) do(ctx context.Context) (*Response, error) {
+	c, req := cl.c, cl.req
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	cl.host = u.Host
+	if err := cl.checkHop(ctx, u); err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		cl.deadline = dl
+	}
+	cl.hasKey = req.Header.Get("Idempotency-Key") != ""
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		cl.gotConn = true
+		if a := info.Conn.RemoteAddr(); a != nil {
+			cl.ip = a.String()
+		}
+	}}
+	ctx = httptrace.WithClientTrace(ctx, trace)
+	var body any
+	if req.Body != nil {
+		body = req.Body
+	}
+	rr, err := retryablehttp.NewRequestWithContext(ctx, req.Method, req.URL, body)
+	if err != nil {
+		return nil, err
+	}
+	rr.Header = req.Header
+	if c.cfg.UserAgent != "" && rr.Header.Get("User-Agent") == "" {
+		rr.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
+	rc := &retryablehttp.Client{
+		HTTPClient:   &http.Client{Transport: c.pooled, CheckRedirect: cl.checkRedirect},
+		Logger:       nil, // the audit record is ours; nothing else logs
+		RetryWaitMin: c.cfg.RetryWaitMin,
+		RetryWaitMax: c.cfg.RetryWaitMax,
+		RetryMax:     c.cfg.MaxAttempts - 1,
+		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, _ int) {
+			cl.attempts++
+			cl.gotConn = false
+		},
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	resp, err := rc.Do(rr)
+	if err != nil {
+		return &Response{Attempts: cl.attempts, IP: cl.ip}, err
+	}
+	defer resp.Body.Close()
+	limit := req.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts, IP: cl.ip}
+	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit)
+	return out, err
+}
+
+// checkHop applies the scheme rule, the allowlist and, behind a proxy, the
+// guard to the host of one hop, before anything is sent to it.
+func (cl *call) checkHop(ctx context.Context, u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &DeniedError{Host: u.Host, Why: fmt.Sprintf("scheme %q is not http or https", u.Scheme)}
+	}
+	host := u.Hostname()
+	if cl.req.Restricted && !HostAllowed(cl.req.Allowlist, host) {
+		return &DeniedError{Host: host, Why: "host is not in the tool's network allowlist"}
+	}
+	return cl.c.checkTarget(ctx, u)
+}
+
+// checkTarget resolves a target that a proxy will connect to and refuses it
+// when any of its addresses is refused: the guard must not depend on who
+// dials.
+func (c *Client) checkTarget(ctx context.Context, u *url.URL) error {
+	if c.cfg.Proxy == nil {
+		return nil // the dialer checks every address it connects to
+	}
+	p, err := c.cfg.Proxy(&http.Request{URL: u})
+	if err != nil || p == nil {
+		return err
+	}
+	c.dialer.proxies.Store(canonicalAddr(p), true)
+	ips, err := c.dialer.resolve(ctx, u.Hostname())
+	if err != nil {
+		return err
+	}
+	for _, ip := range ips {
+		if err := c.guard.Check(ip); err != nil {
+			err.(*DeniedError).Host = u.Hostname()
+			return err
+		}
+	}
+	return nil
+}
+
+func canonicalAddr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// checkRedirect bounds the hops, applies the allowlist to each, and drops
+// credentials when the hop leaves the first host or drops TLS.
+func (cl *call) checkRedirect(r *http.Request, via []*http.Request) error {
+	if len(via) >= cl.c.cfg.MaxRedirects {
+		return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, cl.c.cfg.MaxRedirects)
+	}
+	if err := cl.checkHop(r.Context(), r.URL); err != nil {
+		return err
+	}
+	prev := via[len(via)-1].URL
+	if !strings.EqualFold(r.URL.Host, cl.host) || (prev.Scheme == "https" && r.URL.Scheme != "https") {
+		r.Header.Del("Authorization")
+		r.Header.Del("Cookie")
+		for _, h := range cl.req.AuthHeaders {
+			r.Header.Del(h)
+		}
+		for name, vals := range r.Header {
+			for _, v := range vals {
+				if holdsSecret(v, cl.req.Secrets) {
+					delete(r.Header, name)
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func holdsSecret(v string, secrets []string) bool {
+	for _, s := range secrets {
+		if s != "" && strings.Contains(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// audit writes the one record of a call: no URL, no header, no body.
+func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, d time.Duration) {
+	attrs := []slog.Attr{
+		slog.String("tool", cl.req.Tool),
+		slog.String("tenant", cl.req.Tenant),
+		slog.String("method", cl.req.Method),
+		slog.String("host", hostOf(cl.req.URL)),
+		slog.String("ip", cl.ip),
+		slog.Int("attempts", cl.attempts),
+		slog.Int64("duration_ms", d.Milliseconds()),
+	}
+	level := slog.LevelInfo
+	var de *DeniedError
+	switch {
+	case errors.As(err, &de):
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", de.Why))
+		if de.IP.IsValid() {
+			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
+		}
+	default:
+		attrs = append(attrs, slog.String("decision", "allowed"))
+	}
+	if resp != nil && resp.Status != 0 {
+		attrs = append(attrs, slog.Int("status", resp.Status))
+	}
+	if err != nil && de == nil {
+		attrs = append(attrs, slog.String("error", Describe(err, cl.req.Secrets)))
+	}
+	c.logger.LogAttrs(context.WithoutCancel(ctx), level, "outbound call", attrs...)
+}
+
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Hostname()
+	}
+	return ""
+}
+
+// Describe words a fetch error without the URL (which may carry query
+// credentials) and without any of secrets.
+func Describe(err error, secrets []string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	s := err.Error()
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Resolver looks up the addresses of a host. *net.Resolver implements it;
+// tests inject one that makes a name resolve to any address.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// DialFunc connects to one "ip:port".
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// dialer resolves a host itself, refuses every address the guard refuses
+// before connecting, and dials the others in order. The real dial checks the
+// address once more in net.Dialer.Control, on the socket being connected.
+type dialer struct {
+	guard    *Guard
+	resolver Resolver
+	dial     DialFunc
+	// proxies holds the configured proxies' "host:port" addresses seen so
+	// far: dialled without the guard, since the operator chose them. The
+	// guard then checks each target before the request is sent (see
+	// Client.checkTarget).
+	proxies sync.Map
+	// direct dials the proxy.
+	direct DialFunc
+}
+
+func newDialer(g *Guard, r Resolver, dial DialFunc) *dialer {
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	d := &dialer{guard: g, resolver: r, dial: dial}
+	nd := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	d.direct = nd.DialContext
+	if d.dial == nil {
+		guarded := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: g.Control}
+		d.dial = guarded.DialContext
+	}
+	return d
+}
+
+// DialContext implements http.Transport.DialContext.
+func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if _, ok := d.proxies.Load(address); ok {
+		return d.direct(ctx, network, address)
+	}
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := d.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var denied error
+	var lastErr error
+	for _, ip := range ips {
+		if err := d.guard.Check(ip); err != nil {
+			if denied == nil {
+				de := err.(*DeniedError)
+				de.Host = host
+				denied = de
+			}
+			continue
+		}
+		conn, err := d.dial(ctx, network, netip.AddrPortFrom(ip, portNum(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if lastErr != nil {
+		return nil, lastErr
+	}
+	if denied != nil {
+		return nil, denied
+	}
+	return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+}
+
+func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		var dnsErr *net.DNSError
+		if !errors.As(err, &dnsErr) {
+			err = &net.DNSError{Err: err.Error(), Name: host}
+		}
+		return nil, err
+	}
+	return ips, nil
+}
+
+func portNum(p string) uint16 {
+	n := 0
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return uint16(n)
+}
