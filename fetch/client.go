@@ -281,7 +281,7 @@ func canonicalAddr(u *url.URL) string {
 // checkRedirect bounds the hops, applies the allowlist to each, and drops
 // credentials when the hop leaves the first host or drops TLS.
 func (cl *call) checkRedirect(r *http.Request, via []*http.Request) error {
-	if len(via) >= cl.c.cfg.MaxRedirects {
+	if len(via) > cl.c.cfg.MaxRedirects { // via holds the first request and every hop so far
 		return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, cl.c.cfg.MaxRedirects)
 	}
 	if err := cl.checkHop(r.Context(), r.URL); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -93,7 +94,7 @@ func TestClientIgnoresEnvironmentProxy(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("http_proxy", "http://127.0.0.1:1")
-	c := NewClient(Config{AllowCIDRs: loopback})
+	c := NewClient(Config{AllowCIDRs: loopback, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	resp, err := c.Do(context.Background(), &Request{Method: "GET", URL: srv.URL, Header: http.Header{}})
 	if err != nil || string(resp.Body) != "direct" {
 		t.Fatalf("got %v %v", resp, err)
