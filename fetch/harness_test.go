@@ -166,3 +166,5 @@ func status(code int) http.HandlerFunc {
 type urlURL = url.URL
 
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
