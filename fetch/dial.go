@@ -102,6 +102,12 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 		}
 		return nil, err
 	}
+	// net.Resolver answers IPv4 in its IPv4-mapped IPv6 form; check and dial
+	// the IPv4 address itself. (A literal mapped address in a URL is still
+	// refused as such.)
+	for i, ip := range ips {
+		ips[i] = ip.Unmap()
+	}
 	return ips, nil
 }
 

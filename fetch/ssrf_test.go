@@ -168,3 +168,21 @@ func TestConfiguredProxyKeepsGuard(t *testing.T) {
 		t.Errorf("the proxy got %d requests, want 1 for the allowed target", n)
 	}
 }
+
+// TestResolverMappedAnswers: resolvers may answer IPv4 in IPv4-mapped form
+// (net.Resolver does); such answers are judged as the IPv4 address they are.
+func TestResolverMappedAnswers(t *testing.T) {
+	srv := newCounter(t, status(200))
+	h := newHarness(t, fetch.Config{})
+	h.name("mapped-public.test", []netip.Addr{netip.AddrFrom16(public.As16())})
+	h.name("mapped-metadata.test", []netip.Addr{netip.MustParseAddr("::ffff:169.254.169.254")})
+	h.route(public, srv.port(), srv.Server)
+	if _, err := h.get(context.Background(), fmt.Sprintf("http://mapped-public.test:%d/", srv.port())); err != nil {
+		t.Errorf("mapped public answer: %v", err)
+	}
+	_, err := h.get(context.Background(), "http://mapped-metadata.test/")
+	var de *fetch.DeniedError
+	if !errors.As(err, &de) || de.IP.String() != "169.254.169.254" {
+		t.Errorf("mapped metadata answer: %v", err)
+	}
+}
