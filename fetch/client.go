@@ -70,6 +70,10 @@ type Client struct {
 	// call (go-retryablehttp closes idle connections then) does not empty
 	// the pool for every other call.
 	pooled http.RoundTripper
+	// retry is shared by every call; the hooks find the call's own state
+	// (method class, deadline, allowlist, attempt count) in the request's
+	// context, since go-retryablehttp's CheckRetry does not see the request.
+	retry  *retryablehttp.Client
 	logger *slog.Logger
 }
 
@@ -109,7 +113,34 @@ func NewClient(cfg Config) *Client {
 		MaxResponseHeaderBytes: DefaultMaxHeaderBytes,
 	}
 	c.pooled = noCloseIdle{c.transport}
+	c.retry = &retryablehttp.Client{
+		HTTPClient:     &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
+		Logger:         nil, // the audit record is ours; nothing else logs
+		RetryWaitMin:   cfg.RetryWaitMin,
+		RetryWaitMax:   cfg.RetryWaitMax,
+		RetryMax:       cfg.MaxAttempts - 1,
+		RequestLogHook: startAttempt,
+		CheckRetry:     checkRetry,
+		Backoff:        backoff,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+	}
 	return c
+}
+
+type callKey struct{}
+
+// callOf returns the call a request belongs to.
+func callOf(ctx context.Context) *call {
+	cl, _ := ctx.Value(callKey{}).(*call)
+	return cl
+}
+
+// startAttempt counts attempts (a go-retryablehttp RequestLogHook).
+func startAttempt(_ retryablehttp.Logger, r *http.Request, _ int) {
+	if cl := callOf(r.Context()); cl != nil {
+		cl.attempts++
+		cl.gotConn = false
+	}
 }
 
 // CloseIdleConnections closes the pool's idle connections.
@@ -153,8 +184,8 @@ type call struct {
 	req      *Request
 	host     string // host of the first request
 	attempts int
-	gotConn  bool // the current attempt obtained a connection
-	ip       string
+	gotConn  bool     // the current attempt obtained a connection
+	remote   net.Addr // of the last connection
 	deadline time.Time
 	hasKey   bool // the request carries an Idempotency-Key
 }
@@ -165,69 +196,59 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
 	cl := &call{c: c, req: req}
 	resp, err := cl.do(ctx)
+	if resp != nil && cl.remote != nil {
+		resp.IP = cl.remote.String()
+	}
 	c.audit(ctx, cl, resp, err, time.Since(start))
 	return resp, err
 }
 
 func (cl *call) do(ctx context.Context) (*Response, error) {
 	c, req := cl.c, cl.req
-	u, err := url.Parse(req.URL)
+	ctx = context.WithValue(ctx, callKey{}, cl)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: cl.gotConnection})
+	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, nil)
 	if err != nil {
 		return nil, err
 	}
-	cl.host = u.Host
-	if err := cl.checkHop(ctx, u); err != nil {
+	cl.host = hr.URL.Host
+	if err := cl.checkHop(ctx, hr.URL); err != nil {
 		return nil, err
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		cl.deadline = dl
 	}
-	cl.hasKey = req.Header.Get("Idempotency-Key") != ""
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		cl.gotConn = true
-		if a := info.Conn.RemoteAddr(); a != nil {
-			cl.ip = a.String()
-		}
-	}}
-	ctx = httptrace.WithClientTrace(ctx, trace)
-	var body any
-	if req.Body != nil {
-		body = req.Body
+	hr.Header = req.Header
+	cl.hasKey = len(req.Header["Idempotency-Key"]) > 0 && req.Header["Idempotency-Key"][0] != ""
+	if c.cfg.UserAgent != "" && len(hr.Header["User-Agent"]) == 0 {
+		hr.Header.Set("User-Agent", c.cfg.UserAgent)
 	}
-	rr, err := retryablehttp.NewRequestWithContext(ctx, req.Method, req.URL, body)
+	rr, err := retryablehttp.FromRequest(hr)
 	if err != nil {
 		return nil, err
 	}
-	rr.Header = req.Header
-	if c.cfg.UserAgent != "" && rr.Header.Get("User-Agent") == "" {
-		rr.Header.Set("User-Agent", c.cfg.UserAgent)
+	if req.Body != nil {
+		if err := rr.SetBody(req.Body); err != nil {
+			return nil, err
+		}
 	}
-	rc := &retryablehttp.Client{
-		HTTPClient:   &http.Client{Transport: c.pooled, CheckRedirect: cl.checkRedirect},
-		Logger:       nil, // the audit record is ours; nothing else logs
-		RetryWaitMin: c.cfg.RetryWaitMin,
-		RetryWaitMax: c.cfg.RetryWaitMax,
-		RetryMax:     c.cfg.MaxAttempts - 1,
-		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, _ int) {
-			cl.attempts++
-			cl.gotConn = false
-		},
-		CheckRetry:   cl.checkRetry,
-		Backoff:      cl.backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-	}
-	resp, err := rc.Do(rr)
+	resp, err := c.retry.Do(rr)
 	if err != nil {
-		return &Response{Attempts: cl.attempts, IP: cl.ip}, err
+		return &Response{Attempts: cl.attempts}, err
 	}
 	defer resp.Body.Close()
 	limit := req.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts, IP: cl.ip}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
 	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit)
 	return out, err
+}
+
+func (cl *call) gotConnection(info httptrace.GotConnInfo) {
+	cl.gotConn = true
+	cl.remote = info.Conn.RemoteAddr()
 }
 
 // checkHop applies the scheme rule, the allowlist and, behind a proxy, the
@@ -280,7 +301,11 @@ func canonicalAddr(u *url.URL) string {
 
 // checkRedirect bounds the hops, applies the allowlist to each, and drops
 // credentials when the hop leaves the first host or drops TLS.
-func (cl *call) checkRedirect(r *http.Request, via []*http.Request) error {
+func checkRedirect(r *http.Request, via []*http.Request) error {
+	cl := callOf(r.Context())
+	if cl == nil {
+		return errors.New("fetch: request without its call")
+	}
 	if len(via) > cl.c.cfg.MaxRedirects { // via holds the first request and every hop so far
 		return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, cl.c.cfg.MaxRedirects)
 	}
@@ -317,20 +342,30 @@ func holdsSecret(v string, secrets []string) bool {
 
 // audit writes the one record of a call: no URL, no header, no body.
 func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, d time.Duration) {
+	var de *DeniedError
+	level := slog.LevelInfo
+	if errors.As(err, &de) {
+		level = slog.LevelWarn
+	}
+	ctx = context.WithoutCancel(ctx)
+	if !c.logger.Enabled(ctx, level) {
+		return
+	}
+	ip := ""
+	if cl.remote != nil {
+		ip = cl.remote.String()
+	}
 	attrs := []slog.Attr{
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
 		slog.String("host", hostOf(cl.req.URL)),
-		slog.String("ip", cl.ip),
+		slog.String("ip", ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", d.Milliseconds()),
 	}
-	level := slog.LevelInfo
-	var de *DeniedError
 	switch {
-	case errors.As(err, &de):
-		level = slog.LevelWarn
+	case de != nil:
 		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", de.Why))
 		if de.IP.IsValid() {
 			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
@@ -344,7 +379,7 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if err != nil && de == nil {
 		attrs = append(attrs, slog.String("error", Describe(err, cl.req.Secrets)))
 	}
-	c.logger.LogAttrs(context.WithoutCancel(ctx), level, "outbound call", attrs...)
+	c.logger.LogAttrs(ctx, level, "outbound call", attrs...)
 }
 
 func hostOf(raw string) string {

@@ -28,9 +28,13 @@ func (cl *call) repeatable() bool {
 }
 
 // checkRetry is the retry policy (a go-retryablehttp CheckRetry).
-func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
+	}
+	cl := callOf(ctx)
+	if cl == nil {
+		return false, err
 	}
 	if err != nil {
 		var de *DeniedError
@@ -56,7 +60,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 
 // backoff honours a Retry-After that fits (checkRetry refused the others),
 // else waits a jittered exponential time, capped.
-func (cl *call) backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			return wait

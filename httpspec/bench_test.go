@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -42,7 +46,6 @@ func BenchmarkInvoke(b *testing.B) {
 		io.WriteString(w, kib)
 	}))
 	defer srv.Close()
-	ctx := context.Background()
 
 	// The baseline: what a careful engineer writes by hand for one API call,
 	// with a deadline as every outbound call should have.
@@ -50,11 +53,19 @@ func BenchmarkInvoke(b *testing.B) {
 	// The same without a deadline, for reference.
 	b.Run("handwritten-nodeadline", func(b *testing.B) { handwritten(b, srv.URL, false) })
 
-	b.Run("synthesized", func(b *testing.B) {
-		tool, err := loopbackLoader.Load([]byte(`{"id":"bench.get-issue","description":"d","version":"1.0.0","mutating":false,
+	b.Run("synthesized", func(b *testing.B) { synthesized(b, srv.URL, loopbackLoader) })
+	// The same with the audit record switched off (a logger whose level is
+	// above Info), to show what the record itself costs.
+	b.Run("synthesized-noaudit", func(b *testing.B) { synthesized(b, srv.URL, quietLoader) })
+}
+
+func synthesized(b *testing.B, base string, loader *synth.Loader) {
+	ctx := context.Background()
+	{
+		tool, err := loader.Load([]byte(`{"id":"bench.get-issue","description":"d","version":"1.0.0","mutating":false,
 		  "input":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"number":{"type":"integer"}},"required":["owner","repo","number"]},
 		  "output":{"type":"object"},
-		  "spec":{"kind":"http","method":"GET","urlTemplate":"` + srv.URL + `/repos/{owner}/{repo}/issues/{number}",
+		  "spec":{"kind":"http","method":"GET","urlTemplate":"` + base + `/repos/{owner}/{repo}/issues/{number}",
 		    "headers":[{"name":"Accept","value":"application/json"}],
 		    "authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}}`))
 		if err != nil {
@@ -69,8 +80,19 @@ func BenchmarkInvoke(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}
 }
+
+// quietLoader is loopbackLoader with the audit record off.
+var quietLoader = func() *synth.Loader {
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		UserAgent:  httpspec.UserAgent,
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError})),
+	})))
+	return &synth.Loader{Registry: reg}
+}()
 
 func handwritten(b *testing.B, base string, deadline bool) {
 	// The same pool settings as fetch.Client's transport.
