@@ -114,15 +114,19 @@ func NewClient(cfg Config) *Client {
 	}
 	c.pooled = noCloseIdle{c.transport}
 	c.retry = &retryablehttp.Client{
-		HTTPClient:     &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
-		Logger:         nil, // the audit record is ours; nothing else logs
-		RetryWaitMin:   cfg.RetryWaitMin,
-		RetryWaitMax:   cfg.RetryWaitMax,
-		RetryMax:       cfg.MaxAttempts - 1,
-		RequestLogHook: startAttempt,
-		CheckRetry:     checkRetry,
-		Backoff:        backoff,
-		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+		HTTPClient:      &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
+		Logger:          nil, // the audit record is ours; nothing else logs
+		RetryWaitMin:    cfg.RetryWaitMin,
+		RetryWaitMax:    cfg.RetryWaitMax,
+		RetryMax:        cfg.MaxAttempts - 1,
+		RequestLogHook:  startAttempt,
+		ResponseLogHook: nil, // responses are read by Do, once, under the cap
+		CheckRetry:      checkRetry,
+		Backoff:         backoff,
+		// Give back the last response (a 503 after 3 attempts becomes an
+		// upstream-status error with its body) or the last error.
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		PrepareRetry: nil, // every attempt sends the same headers (Idempotency-Key included) and body
 	}
 	return c
 }

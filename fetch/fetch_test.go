@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadCapped(t *testing.T) {
@@ -102,3 +103,46 @@ func TestClientIgnoresEnvironmentProxy(t *testing.T) {
 }
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// FuzzRetryAfter: any header value parses to a wait between zero and a year,
+// or to "absent", and never panics.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"120", "0", "-1", "3600", "99999999999999999999", "Fri, 31 Dec 2099 23:59:59 GMT",
+		"Friday, 31-Dec-99 23:59:59 GMT", "Thu Dec 31 23:59:59 2099", "soon", " 5 ", "1e3", "+5", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := retryAfter(v, now)
+		if !ok {
+			if d != 0 {
+				t.Fatalf("%q: not ok but %v", v, d)
+			}
+			return
+		}
+		if d < 0 || (d > 366*24*time.Hour && !strings.Contains(v, " ")) {
+			t.Fatalf("%q: wait %v", v, d)
+		}
+	})
+}
+
+func TestRetryAfterParse(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"120":                               2 * time.Minute,
+		"0":                                 0,
+		"Wed, 02 Dec 2026 00:00:30 GMT":     30 * time.Second,
+		"Wednesday, 02-Dec-26 00:01:00 GMT": time.Minute,
+		"Wed Dec  2 00:00:10 2026":          10 * time.Second,
+		"Tue, 01 Dec 2026 00:00:00 GMT":     0, // in the past: now
+	} {
+		if d, ok := retryAfter(v, now); !ok || d != want {
+			t.Errorf("%q: %v %v, want %v", v, d, ok, want)
+		}
+	}
+	for _, v := range []string{"", "-5", "soon", "1.5", "12 s"} {
+		if _, ok := retryAfter(v, now); ok {
+			t.Errorf("%q: want not ok", v)
+		}
+	}
+}
