@@ -98,7 +98,6 @@ func TestResponseHeadersCapped(t *testing.T) {
 		}
 		w.WriteHeader(200)
 	})
-	srv.Config.MaxHeaderBytes = 4 << 20
 	h := newHarness(t, fetch.Config{AllowCIDRs: loopback})
 	_, err := h.get(context.Background(), srv.URL)
 	if err == nil || !strings.Contains(err.Error(), "exceeded 1048576 bytes") {
