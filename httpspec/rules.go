@@ -2,8 +2,9 @@ package httpspec
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/httptools/httptools/auth"
@@ -36,7 +37,7 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 			if m.NeedsSpec == nil || m.NeedsSpec.Connections == nil {
 				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared: add needsSpec.connections.%s with its app, permissions and as", a.Connection, a.Connection))
 			} else if _, ok := m.NeedsSpec.Connections[a.Connection]; !ok {
-				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(keys(m.NeedsSpec.Connections), ", ")))
+				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(slices.Sorted(maps.Keys(m.NeedsSpec.Connections)), ", ")))
 			}
 		case auth.KindHeader:
 			switch {
@@ -227,13 +228,4 @@ func isToken(s string) bool {
 		}
 	}
 	return true
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

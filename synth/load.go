@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -126,7 +127,7 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 			name string
 			m    map[string]json.RawMessage
 		}{{"env", m.NeedsSpec.Env}, {"secrets", m.NeedsSpec.Secrets}} {
-			for _, k := range sortedKeys(group.m) {
+			for _, k := range slices.Sorted(maps.Keys(group.m)) {
 				p := JoinPath(JoinPath("needsSpec", group.name), k)
 				if !ps.SchemaRefused(p) {
 					compileSchema(group.m[k], p, mcp, ps)
@@ -200,13 +201,4 @@ func jsonErrorAt(src []byte, err error) string {
 		return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
 	}
 	return err.Error()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -66,7 +68,7 @@ func (t *Tool) SecretNames() []string {
 			seen[r.Name] = true
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // NeedsApproval reports whether a call in an unattended run needs a person's
