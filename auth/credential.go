@@ -32,10 +32,12 @@ type Credential struct {
 	Secret string // the secret or token in Value
 }
 
-// Resolve resolves spec for one call of tool. Errors are *synth.Error with
-// code precondition-failed and reason secret-unavailable or a connection
-// reason; their messages name the reference, never a value.
-func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolContext, forceRefresh bool) (Credential, error) {
+// Resolve resolves spec for one call of tool. rejected is the connection
+// token the upstream just refused with 401, "" on a first try: the source is
+// asked for a new one. Errors are *synth.Error with code precondition-failed
+// and reason secret-unavailable or a connection reason; their messages name
+// the reference, never a value.
+func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolContext, rejected string) (Credential, error) {
 	switch spec.Kind {
 	case KindBearer, KindHeader:
 		ref := *spec.SecretRef
@@ -68,7 +70,7 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 		}
 		tok, err := src.AccessToken(ctx, synth.ConnectionRequest{
 			Name: spec.Connection, Need: need, ToolID: tool.ID(),
-			Tenant: tc.Tenant(), Person: tc.Person(), ForceRefresh: forceRefresh,
+			Tenant: tc.Tenant(), Person: tc.Person(), ForceRefresh: rejected != "", Rejected: rejected,
 		})
 		if err != nil {
 			var e *synth.Error

@@ -151,14 +151,18 @@ type Request struct {
 	Body   []byte
 	// redactor knows every secret resolved for this request.
 	redactor *auth.Redactor
+	// credential is the resolved secret or token, for a 401 retry.
+	credential string
 }
 
 // Prepare runs invoke steps 2–5: URL, headers, auth and body.
 func (h *Handler) Prepare(ctx context.Context, call *synth.Call) (*Request, error) {
-	return h.prepare(ctx, call, false)
+	return h.prepare(ctx, call, "")
 }
 
-func (h *Handler) prepare(ctx context.Context, call *synth.Call, forceRefresh bool) (*Request, error) {
+// prepare builds the request; rejected is the connection token a first
+// attempt got a 401 for.
+func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string) (*Request, error) {
 	in := call.Input
 	u, err := h.expandURL(in)
 	if err != nil {
@@ -189,11 +193,12 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, forceRefresh bo
 		}
 	}
 	if a := h.Spec.Authorization; a != nil {
-		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, forceRefresh)
+		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, rejected)
 		if err != nil {
 			return nil, err
 		}
 		r.redactor.Add(cred.Secret)
+		r.credential = cred.Secret
 		if strings.ContainsAny(cred.Value, "\r\n\x00") {
 			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}
@@ -306,7 +311,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	timeout := time.Duration(h.Spec.Timeout()) * time.Millisecond
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := h.prepare(cctx, call, false)
+	req, err := h.prepare(cctx, call, "")
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +320,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
-		if req, err = h.prepare(cctx, call, true); err != nil {
+		if req, err = h.prepare(cctx, call, req.credential); err != nil {
 			return nil, err
 		}
 		resp, err = h.send(cctx, req, tenant)

@@ -59,9 +59,10 @@ type ConnectionRequest struct {
 	ToolID string
 	Tenant string
 	Person string // "" when the run has no person
-	// ForceRefresh asks for a new token even if the stored one looks fresh
-	// (the upstream answered 401 to it).
+	// ForceRefresh asks for a new token even if the stored one looks fresh:
+	// the upstream answered 401 to Rejected.
 	ForceRefresh bool
+	Rejected     string
 }
 
 // ConnectionSource hands out access tokens of OAuth connections. Errors should

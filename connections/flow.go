@@ -1,0 +1,109 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// ErrBadState is a callback whose state is unknown, used already, or
+// expired.
+var ErrBadState = errors.New("unknown, used or expired state: start the connection again")
+
+// Authorize starts the connect flow for owner's account at app: it stores a
+// single-use state (10 minutes, bound to tenant, owner and app) with a PKCE
+// verifier and returns the provider's authorization URL, asking for every
+// scope the app's permissions name.
+func (m *Manager) Authorize(ctx context.Context, tenant, appID, own string) (string, error) {
+	app, ok := m.Apps[appID]
+	if !ok {
+		return "", fmt.Errorf("app %q is not configured in apps.json", appID)
+	}
+	st := &State{
+		State:    newID("st_"),
+		Tenant:   tenant,
+		App:      appID,
+		Owner:    own,
+		Verifier: oauth2.GenerateVerifier(),
+		Expires:  m.now().Add(StateLifetime),
+	}
+	if err := m.Store.PutState(ctx, st); err != nil {
+		return "", err
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
+	for k, v := range app.AuthParams {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v))
+	}
+	return app.oauthConfig(m.RedirectURL, app.scopes(nil)).AuthCodeURL(st.State, opts...), nil
+}
+
+// Callback finishes the flow: it takes the state (once), exchanges the code
+// with the PKCE verifier, maps the granted scopes back to permission keys and
+// stores the connection, active.
+func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, error) {
+	st, err := m.Store.TakeState(ctx, state)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrBadState
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.now().After(st.Expires) {
+		return nil, ErrBadState
+	}
+	app, ok := m.Apps[st.App]
+	if !ok {
+		return nil, fmt.Errorf("app %q is no longer configured", st.App)
+	}
+	requested := app.scopes(nil)
+	hctx := ctx
+	if m.HTTPClient != nil {
+		hctx = context.WithValue(ctx, oauth2.HTTPClient, m.HTTPClient)
+	}
+	tctx, cancel := context.WithTimeout(hctx, m.refreshTimeout())
+	defer cancel()
+	tok, err := app.oauthConfig(m.RedirectURL, requested).Exchange(tctx, code, oauth2.VerifierOption(st.Verifier))
+	if err != nil {
+		return nil, fmt.Errorf("exchanging the code at %s: %s", st.App, describeTokenError(err))
+	}
+	scopes := requested
+	if s, ok := tok.Extra("scope").(string); ok && s != "" {
+		scopes = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
+	}
+	rec, err := m.Store.SaveConnection(ctx, &Record{
+		Tenant: st.Tenant, App: st.App, Owner: st.Owner,
+		Permissions: app.grantedPermissions(scopes), Scopes: scopes,
+		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry,
+		Status: StatusActive, LastRefresh: m.now(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.cache.Delete(cacheKey(rec.Tenant, rec.App, rec.Owner))
+	return rec, nil
+}
+
+func (m *Manager) refreshTimeout() time.Duration {
+	if m.RefreshTimeout > 0 {
+		return m.RefreshTimeout
+	}
+	return DefaultRefreshTimeout
+}
+
+// Revoke marks a tenant's connection revoked and forgets its cached token.
+func (m *Manager) Revoke(ctx context.Context, tenant, id string) error {
+	recs, err := m.Store.Connections(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.ID == id {
+			m.cache.Delete(cacheKey(r.Tenant, r.App, r.Owner))
+		}
+	}
+	return m.Store.RevokeConnection(ctx, tenant, id)
+}

@@ -1,0 +1,438 @@
+package connections
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/synth"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+)
+
+// SQLStore is the Store on SQLite (embedded, the default) or PostgreSQL
+// (several replicas). Tokens, refresh tokens, PKCE verifiers and secret
+// values are sealed with the keyring; each sealed value is bound to its row.
+type SQLStore struct {
+	db   *sql.DB
+	pg   bool
+	keys *Keyring
+}
+
+var _ Store = (*SQLStore)(nil)
+
+// Open opens "sqlite:PATH" or "postgres://…" and runs the migrations.
+func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
+	var s *SQLStore
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		if err != nil {
+			return nil, err
+		}
+		s = &SQLStore{db: db, keys: keys}
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(32)
+		s = &SQLStore{db: db, pg: true, keys: keys}
+	default:
+		return nil, fmt.Errorf("connections: database %q: want sqlite:PATH or postgres://…", dsn)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrations run in order, once each; never edit one that has shipped.
+var migrations = []string{
+	`CREATE TABLE connections (
+		id TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		app TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		permissions TEXT NOT NULL,
+		scopes TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		access_token {{BYTES}},
+		refresh_token {{BYTES}},
+		expiry BIGINT NOT NULL,
+		status TEXT NOT NULL,
+		last_refresh BIGINT NOT NULL,
+		last_error TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		created BIGINT NOT NULL,
+		updated BIGINT NOT NULL,
+		UNIQUE (tenant, app, owner)
+	);
+	CREATE TABLE oauth_states (
+		state TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		app TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		verifier {{BYTES}} NOT NULL,
+		expires BIGINT NOT NULL
+	);
+	CREATE TABLE secrets (
+		tenant TEXT NOT NULL,
+		env_name TEXT NOT NULL,
+		name TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		value {{BYTES}} NOT NULL,
+		updated BIGINT NOT NULL,
+		PRIMARY KEY (tenant, env_name, name)
+	)`,
+}
+
+func (s *SQLStore) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.pg {
+		// Replicas starting together migrate one at a time; the lock ends
+		// with the transaction.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7413269)`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return err
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return err
+	}
+	bytes := "BLOB"
+	if s.pg {
+		bytes = "BYTEA"
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		for _, stmt := range strings.Split(migrations[v-1], ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, strings.ReplaceAll(stmt, "{{BYTES}}", bytes)); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), v); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// q rewrites ? placeholders as $1, $2… for PostgreSQL.
+func (s *SQLStore) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Ping implements Store.
+func (s *SQLStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close implements Store.
+func (s *SQLStore) Close() error { return s.db.Close() }
+
+// DB exposes the database, for tests that read raw rows.
+func (s *SQLStore) DB() *sql.DB { return s.db }
+
+const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func (s *SQLStore) scanConn(row scanner) (*Record, error) {
+	var r Record
+	var perms, scopes, keyID string
+	var access, refresh []byte
+	var expiry, lastRefresh, created, updated int64
+	err := row.Scan(&r.ID, &r.Tenant, &r.App, &r.Owner, &perms, &scopes, &keyID, &access, &refresh,
+		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	_ = json.Unmarshal([]byte(perms), &r.Permissions)
+	_ = json.Unmarshal([]byte(scopes), &r.Scopes)
+	if r.AccessToken, err = s.open(keyID, access, "connection/"+r.ID+"/access"); err != nil {
+		return nil, err
+	}
+	if r.RefreshToken, err = s.open(keyID, refresh, "connection/"+r.ID+"/refresh"); err != nil {
+		return nil, err
+	}
+	r.Expiry, r.LastRefresh, r.Created, r.Updated = fromMs(expiry), fromMs(lastRefresh), fromMs(created), fromMs(updated)
+	return &r, nil
+}
+
+func (s *SQLStore) seal(v, aad string) []byte {
+	if v == "" {
+		return nil
+	}
+	return s.keys.Seal([]byte(v), []byte(aad))
+}
+
+func (s *SQLStore) open(keyID string, sealed []byte, aad string) (string, error) {
+	if len(sealed) == 0 {
+		return "", nil
+	}
+	b, err := s.keys.Open(keyID, sealed, []byte(aad))
+	if err != nil {
+		return "", fmt.Errorf("connections: cannot decrypt %s: %w", aad, err)
+	}
+	return string(b), nil
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v)
+}
+
+// Connection implements Store.
+func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*Record, error) {
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? AND app = ? AND owner = ?`), tenant, app, owner)
+	return s.scanConn(row)
+}
+
+// Connections implements Store.
+func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? ORDER BY app, owner`), tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Record
+	for rows.Next() {
+		r, err := s.scanConn(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SaveConnection implements Store.
+func (s *SQLStore) SaveConnection(ctx context.Context, rec *Record) (*Record, error) {
+	return s.UpdateLocked(ctx, rec.Tenant, rec.App, rec.Owner, func(cur *Record) (*Record, error) {
+		next := *rec
+		if cur != nil {
+			next.ID, next.Created, next.Version = cur.ID, cur.Created, cur.Version
+		}
+		return &next, nil
+	})
+}
+
+// UpdateLocked implements Store. fn gets nil when there is no connection yet.
+func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE on SQLite (_txlock)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	lock := ""
+	if s.pg {
+		lock = " FOR UPDATE"
+	}
+	cur, err := s.scanConn(tx.QueryRowContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? AND app = ? AND owner = ?`+lock), tenant, app, owner))
+	if errors.Is(err, ErrNotFound) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var snapshot *Record
+	if cur != nil {
+		c := *cur
+		snapshot = &c
+	}
+	next, fnErr := fn(snapshot)
+	if next == nil {
+		if fnErr != nil {
+			return cur, fnErr
+		}
+		return cur, tx.Commit()
+	}
+	now := time.Now()
+	next.Tenant, next.App, next.Owner = tenant, app, owner
+	if cur != nil {
+		next.ID, next.Created, next.Version = cur.ID, cur.Created, cur.Version
+	} else {
+		next.ID, next.Created, next.Version = newID("conn_"), now, 0
+	}
+	next.Version++
+	next.Updated = now
+	if next.Status == "" {
+		next.Status = StatusActive
+	}
+	perms, _ := json.Marshal(nonNil(next.Permissions))
+	scopes, _ := json.Marshal(nonNil(next.Scopes))
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO connections (`+connColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant, app, owner) DO UPDATE SET permissions = excluded.permissions, scopes = excluded.scopes,
+		key_id = excluded.key_id, access_token = excluded.access_token, refresh_token = excluded.refresh_token,
+		expiry = excluded.expiry, status = excluded.status, last_refresh = excluded.last_refresh,
+		last_error = excluded.last_error, version = excluded.version, updated = excluded.updated`),
+		next.ID, tenant, app, owner, string(perms), string(scopes), s.keys.KeyID(),
+		s.seal(next.AccessToken, "connection/"+next.ID+"/access"), s.seal(next.RefreshToken, "connection/"+next.ID+"/refresh"),
+		ms(next.Expiry), next.Status, ms(next.LastRefresh), next.LastError, next.Version, ms(next.Created), ms(next.Updated))
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return next, fnErr
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// RevokeConnection implements Store.
+func (s *SQLStore) RevokeConnection(ctx context.Context, tenant, id string) error {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE connections SET status = ?, access_token = NULL, refresh_token = NULL, version = version + 1, updated = ? WHERE tenant = ? AND id = ?`),
+		StatusRevoked, ms(time.Now()), tenant, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// PutState implements Store.
+func (s *SQLStore) PutState(ctx context.Context, st *State) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO oauth_states (state, tenant, app, owner, key_id, verifier, expires) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		st.State, st.Tenant, st.App, st.Owner, s.keys.KeyID(), s.seal(st.Verifier, "state/"+st.State), ms(st.Expires))
+	return err
+}
+
+// TakeState implements Store: the DELETE … RETURNING makes a state single
+// use even when two callbacks race.
+func (s *SQLStore) TakeState(ctx context.Context, state string) (*State, error) {
+	var st State
+	var keyID string
+	var verifier []byte
+	var expires int64
+	err := s.db.QueryRowContext(ctx, s.q(`DELETE FROM oauth_states WHERE state = ? RETURNING state, tenant, app, owner, key_id, verifier, expires`), state).
+		Scan(&st.State, &st.Tenant, &st.App, &st.Owner, &keyID, &verifier, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.Expires = fromMs(expires)
+	if st.Verifier, err = s.open(keyID, verifier, "state/"+st.State); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func secretAAD(tenant string, ref synth.SecretRef) string {
+	return "secret/" + tenant + "/" + ref.EnvName + "/" + ref.Name
+}
+
+// PutSecret implements Store.
+func (s *SQLStore) PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, value string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO secrets (tenant, env_name, name, key_id, value, updated) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant, env_name, name) DO UPDATE SET key_id = excluded.key_id, value = excluded.value, updated = excluded.updated`),
+		tenant, ref.EnvName, ref.Name, s.keys.KeyID(), s.keys.Seal([]byte(value), []byte(secretAAD(tenant, ref))), ms(time.Now()))
+	return err
+}
+
+// Secret implements Store.
+func (s *SQLStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
+	var keyID string
+	var sealed []byte
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT key_id, value FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name).Scan(&keyID, &sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("no secret %s in tenant %s: %w", ref, tenant, synth.ErrSecretNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	b, err := s.keys.Open(keyID, sealed, []byte(secretAAD(tenant, ref)))
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", ref, err)
+	}
+	return string(b), nil
+}
+
+// SecretRefs implements Store.
+func (s *SQLStore) SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT env_name, name FROM secrets WHERE tenant = ? ORDER BY env_name, name`), tenant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []synth.SecretRef
+	for rows.Next() {
+		var r synth.SecretRef
+		if err := rows.Scan(&r.EnvName, &r.Name); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// DeleteSecret implements Store.
+func (s *SQLStore) DeleteSecret(ctx context.Context, tenant string, ref synth.SecretRef) error {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return prefix + hex.EncodeToString(b)
+}

@@ -1,0 +1,105 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/httptools/httptools/synth"
+)
+
+// Connection statuses.
+const (
+	StatusActive      = "active"
+	StatusNeedsReauth = "needs-reauth"
+	StatusRevoked     = "revoked"
+)
+
+// OwnerCompany owns a tenant's company connections; OwnerPerson names a
+// person's.
+const OwnerCompany = "company"
+
+// OwnerPerson returns the owner value of a person's connection.
+func OwnerPerson(id string) string { return "person:" + id }
+
+// Record is a connection: one account at one app, of one owner in one
+// tenant. Tokens are plaintext here and encrypted in the store.
+type Record struct {
+	ID          string
+	Tenant      string
+	App         string
+	Owner       string // OwnerCompany or OwnerPerson(id)
+	Permissions []string
+	Scopes      []string
+
+	AccessToken  string
+	RefreshToken string
+	Expiry       time.Time // zero: does not expire
+
+	Status      string
+	LastRefresh time.Time
+	LastError   string
+	Version     int64 // incremented on every write
+	Created     time.Time
+	Updated     time.Time
+}
+
+// fresh reports whether the access token is good beyond now+skew.
+func (r *Record) fresh(now time.Time, skew time.Duration) bool {
+	return r.AccessToken != "" && (r.Expiry.IsZero() || r.Expiry.After(now.Add(skew)))
+}
+
+// State is a pending connect flow: single use, expiring.
+type State struct {
+	State    string
+	Tenant   string
+	App      string
+	Owner    string
+	Verifier string // PKCE code verifier
+	Expires  time.Time
+}
+
+// ErrNotFound is returned for a connection, state or secret that does not
+// exist (or belongs to another tenant).
+var ErrNotFound = errors.New("not found")
+
+// Store keeps connections, OAuth states and secrets. SQLStore implements it
+// on SQLite and on PostgreSQL; StoreSuite (store_suite_test.go) is the
+// conformance test both pass.
+type Store interface {
+	// Connection returns the connection of (tenant, app, owner).
+	Connection(ctx context.Context, tenant, app, owner string) (*Record, error)
+	// Connections lists a tenant's connections.
+	Connections(ctx context.Context, tenant string) ([]*Record, error)
+	// SaveConnection creates or replaces the connection of (rec.Tenant,
+	// rec.App, rec.Owner), keeping its id, and returns what was stored.
+	SaveConnection(ctx context.Context, rec *Record) (*Record, error)
+	// RevokeConnection marks a tenant's connection revoked and wipes its
+	// tokens; another tenant's id is ErrNotFound.
+	RevokeConnection(ctx context.Context, tenant, id string) error
+	// UpdateLocked runs fn on the connection inside one short transaction
+	// that holds its row lock (SELECT … FOR UPDATE on PostgreSQL, BEGIN
+	// IMMEDIATE on SQLite). When fn returns a record it is written, with
+	// the next version, before commit; nil leaves the row as it was. fn must
+	// not sleep.
+	UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error)
+
+	// PutState stores a pending connect flow.
+	PutState(ctx context.Context, st *State) error
+	// TakeState returns and deletes a state: a second take is ErrNotFound.
+	TakeState(ctx context.Context, state string) (*State, error)
+
+	// PutSecret stores a tenant's secret, encrypted.
+	PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, value string) error
+	// Secret returns a tenant's secret, or an error wrapping
+	// synth.ErrSecretNotFound.
+	Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error)
+	// SecretRefs lists a tenant's secret names, never values.
+	SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error)
+	// DeleteSecret removes a tenant's secret.
+	DeleteSecret(ctx context.Context, tenant string, ref synth.SecretRef) error
+
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
