@@ -431,3 +431,66 @@ func TestConnectFlow(t *testing.T) {
 		}
 	})
 }
+
+// TestRefreshOutlivesTheCaller: the token request runs on its own bounded
+// context, so a caller that gives up does not waste the refresh: the next
+// call uses its result without another grant.
+func TestRefreshOutlivesTheCaller(t *testing.T) {
+	e := newEnv(t)
+	s := openSQLite(t, "")
+	e.connect(t, s, "t1", OwnerCompany, true)
+	e.provider.Delay = 200 * time.Millisecond
+	m := e.manager(s)
+	need := synth.ConnectionNeed{App: "google", Permissions: []string{"gmail.send"}, As: "company"}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := m.AccessToken(ctx, synth.ConnectionRequest{Need: need, Tenant: "t1"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the impatient caller: %v", err)
+	}
+	// The next caller joins the refresh in flight or finds its result.
+	tok, err := m.AccessToken(context.Background(), synth.ConnectionRequest{Need: need, Tenant: "t1"})
+	if err != nil || !e.provider.ValidAccess(tok) {
+		t.Fatalf("token %q, %v", tok, err)
+	}
+	if n := e.provider.RefreshGrants.Load(); n != 1 {
+		t.Errorf("%d refresh grants, want 1", n)
+	}
+}
+
+// BenchmarkAccessToken times the token look-up of a fresh connection: from
+// the in-memory copy (every call but the first within a skew) and, for
+// comparison, from the store itself.
+func BenchmarkAccessToken(b *testing.B) {
+	for _, db := range []string{"sqlite", "postgres"} {
+		b.Run(db, func(b *testing.B) {
+			var s *SQLStore
+			if db == "sqlite" {
+				s = openSQLite(b, "")
+			} else {
+				s = openPostgres(b, postgresDSN(b))
+			}
+			ctx := context.Background()
+			s.SaveConnection(ctx, &Record{Tenant: "t1", App: "google", Owner: OwnerCompany, Permissions: []string{"gmail.send"},
+				AccessToken: "at-1", RefreshToken: "rt-1", Expiry: time.Now().Add(24 * time.Hour)})
+			apps := Apps{"google": &App{ID: "google", Permissions: map[string][]string{"gmail.send": {"s"}}}}
+			m := &Manager{Store: s, Apps: apps}
+			req := synth.ConnectionRequest{Tenant: "t1", Need: synth.ConnectionNeed{App: "google", Permissions: []string{"gmail.send"}, As: "company"}}
+			b.Run("cached", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if tok, err := m.AccessToken(ctx, req); err != nil || tok != "at-1" {
+						b.Fatal(tok, err)
+					}
+				}
+			})
+			b.Run("store", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if r, err := s.Connection(ctx, "t1", "google", OwnerCompany); err != nil || r.AccessToken != "at-1" {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -174,4 +175,23 @@ func TestTokensEncryptedAtRest(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTenantSecretsChain: the service's resolver chain reads the tenant's
+// store first, then the environment; another tenant's secret is not found.
+func TestTenantSecretsChain(t *testing.T) {
+	s := openSQLite(t, "")
+	ctx := context.Background()
+	ref := synth.SecretRef{EnvName: "production", Name: "TOKEN"}
+	s.PutSecret(ctx, "t1", ref, "from-store")
+	env := auth.Env{LookupEnv: func(k string) (string, bool) { return "from-env", k == auth.EnvVar(ref) }}
+	for tenant, want := range map[string]string{"t1": "from-store", "t2": "from-env"} {
+		v, err := auth.Chain{auth.TenantSecrets{Store: s, Tenant: tenant}, env}.ResolveSecret(ctx, ref)
+		if err != nil || v != want {
+			t.Errorf("%s: %q %v, want %q", tenant, v, err, want)
+		}
+	}
+	if _, err := (auth.TenantSecrets{Store: s, Tenant: "t2"}).ResolveSecret(ctx, ref); !errors.Is(err, synth.ErrSecretNotFound) {
+		t.Errorf("t2 alone: %v", err)
+	}
 }
