@@ -42,6 +42,9 @@ type Manager struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnRefresh, when set, is told the outcome of every token request:
+	// "ok", "needs-reauth" or "failed" (for metrics).
+	OnRefresh func(outcome string)
 
 	group singleflight.Group
 	cache sync.Map // cacheKey → *cached
@@ -224,6 +227,7 @@ func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.C
 		if err != nil {
 			var re *oauth2.RetrieveError
 			if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+				m.report("needs-reauth")
 				// The refresh token sent is the stored one (we hold the
 				// lock): the grant is gone, the person must reconnect.
 				next.Status = StatusNeedsReauth
@@ -231,8 +235,10 @@ func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.C
 				return &next, usable(&next, need, own)
 			}
 			next.LastError = describeTokenError(err)
+			m.report("failed")
 			return &next, &errTransient{next.LastError}
 		}
+		m.report("ok")
 		next.AccessToken = tok.AccessToken
 		if tok.RefreshToken != "" {
 			next.RefreshToken = tok.RefreshToken // rotated; else keep the old one
@@ -266,6 +272,12 @@ func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.C
 		return nil, fmt.Errorf("connections: refresh: %w", err)
 	}
 	return rec, nil
+}
+
+func (m *Manager) report(outcome string) {
+	if m.OnRefresh != nil {
+		m.OnRefresh(outcome)
+	}
 }
 
 // describeTokenError words a token-endpoint failure without its body.

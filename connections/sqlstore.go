@@ -3,7 +3,9 @@ package connections
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -93,6 +95,11 @@ var migrations = []string{
 		value {{BYTES}} NOT NULL,
 		updated BIGINT NOT NULL,
 		PRIMARY KEY (tenant, env_name, name)
+	)`,
+	`CREATE TABLE api_keys (
+		hash TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		created BIGINT NOT NULL
 	)`,
 }
 
@@ -435,4 +442,39 @@ func newID(prefix string) string {
 		panic(err)
 	}
 	return prefix + hex.EncodeToString(b)
+}
+
+// APIKeyPrefix starts every API key.
+const APIKeyPrefix = "htk_"
+
+// CreateAPIKey makes a new API key for tenant and stores only its SHA-256:
+// the key is returned once and can never be read back.
+func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant string) (string, error) {
+	if tenant == "" {
+		return "", errors.New("an API key needs a tenant")
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO api_keys (hash, tenant, created) VALUES (?, ?, ?)`), keyHash(key), tenant, ms(time.Now()))
+	return key, err
+}
+
+// TenantOfKey returns the tenant an API key belongs to, or ErrNotFound.
+// The key is 256 random bits, so one SHA-256 is the right hash: there is
+// nothing to brute-force.
+func (s *SQLStore) TenantOfKey(ctx context.Context, key string) (string, error) {
+	var tenant string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT tenant FROM api_keys WHERE hash = ?`), keyHash(key)).Scan(&tenant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return tenant, err
+}
+
+func keyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }

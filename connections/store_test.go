@@ -93,6 +93,23 @@ func TestStoreSuite(t *testing.T) {
 		if err := s.Ping(ctx); err != nil {
 			t.Error(err)
 		}
+
+		// API keys: stored hashed, one tenant each.
+		key, err := s.CreateAPIKey(ctx, "t1")
+		if err != nil || !strings.HasPrefix(key, APIKeyPrefix) || len(key) < 40 {
+			t.Fatalf("key %q %v", key, err)
+		}
+		if tenant, err := s.TenantOfKey(ctx, key); tenant != "t1" || err != nil {
+			t.Errorf("tenant %q %v", tenant, err)
+		}
+		if _, err := s.TenantOfKey(ctx, key+"x"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a wrong key: %v", err)
+		}
+		var n int
+		s.db.QueryRow(s.q(`SELECT COUNT(*) FROM api_keys WHERE hash = ?`), key).Scan(&n)
+		if n != 0 {
+			t.Error("the key is stored in clear")
+		}
 	})
 }
 

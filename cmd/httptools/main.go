@@ -26,6 +26,18 @@ Usage:
       would send, secrets redacted, and sends nothing. Loopback, private and
       metadata addresses are refused unless --allow-cidr opens them. On a
       tool error, prints {"error":{…}} on stderr and exits 1.
+
+  httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
+                  [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
+                  [--log-format text|json] [--drain-timeout 30s]
+      Serve every tool of DIR over REST (/v1/…) and MCP (/mcp) to the tenants of
+      its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.
+
+  httptools keys create --tenant T [--db …]
+      Print a new API key for tenant T, once.
+
+  httptools mcp --tools DIR [--person ID] [--db …]
+      Serve the tools over MCP on stdin/stdout, as tenant local.
 `
 
 func main() {
@@ -42,6 +54,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return validate(args[1:], stdout, stderr)
 	case "call":
 		return call(args[1:], stdout, stderr)
+	case "serve":
+		return serve(args[1:], stdout, stderr)
+	case "keys":
+		return keys(args[1:], stdout, stderr)
+	case "mcp":
+		return mcpStdio(args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, usage, fetch.Version)
 		return 0

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/server"
+	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serviceFlags are the flags serve and mcp share.
+type serviceFlags struct {
+	tools, db, apps, publicURL, logFormat string
+	allow                                 cidrFlags
+	maxTimeout                            int
+}
+
+func (f *serviceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.tools, "tools", "", "folder of tool manifests (every *.json below it; *.cases.json are test cases)")
+	fs.StringVar(&f.db, "db", "sqlite:./httptools.db", "store: sqlite:PATH, or postgres://… for several replicas")
+	fs.StringVar(&f.apps, "apps", "", "apps.json with the OAuth apps connections use (none: connection tools fail with connection-unavailable)")
+	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
+	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
+	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+}
+
+func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
+	if f.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// openStore opens the database with the master key: from
+// HTTPTOOLS_MASTER_KEY, or for SQLite a 0600 key file beside the database.
+func openStore(ctx context.Context, dsn string, log *slog.Logger) (*connections.SQLStore, error) {
+	keyFile := ""
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		keyFile = path + ".key"
+	} else if os.Getenv(connections.MasterKeyEnv) == "" {
+		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use %s", connections.MasterKeyEnv, strings.SplitN(dsn, "@", 2)[0])
+	}
+	keys, err := connections.LoadKeyring(os.Getenv, keyFile, log)
+	if err != nil {
+		return nil, err
+	}
+	return connections.Open(ctx, dsn, keys)
+}
+
+// build assembles the service from flags.
+func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger) (*server.Server, *connections.SQLStore, error) {
+	if f.tools == "" {
+		return nil, nil, errors.New("name the manifests folder with --tools DIR (try fixtures/tools)")
+	}
+	store, err := openStore(ctx, f.db, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	var apps connections.Apps
+	var mgr *connections.Manager
+	if f.apps != "" {
+		if apps, err = connections.LoadApps(f.apps); err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		public := f.publicURL
+		if public == "" {
+			public = "http://" + addr
+		}
+		mgr = &connections.Manager{Store: store, Apps: apps, RedirectURL: strings.TrimRight(public, "/") + "/v1/oauth/callback"}
+	}
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
+	})))
+	envTenant := ""
+	if strings.HasPrefix(f.db, "sqlite:") {
+		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
+	}
+	srv, err := server.New(server.Config{
+		Store: store, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
+		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
+		EnvSecretsTenant: envTenant,
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return srv, store, nil
+}
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serviceFlags
+	f.register(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := f.logger(stderr)
+	ctx := context.Background()
+	srv, store, err := f.build(ctx, *addr, log)
+	if err != nil {
+		var le *server.LoadError
+		if errors.As(err, &le) {
+			for _, l := range le.Lines {
+				fmt.Fprintln(stderr, l)
+			}
+			fmt.Fprintf(stderr, "httptools serve: %d problems in %s; nothing was started\n", len(le.Lines), f.tools)
+			return 1
+		}
+		fmt.Fprintln(stderr, "httptools serve:", err)
+		return 1
+	}
+	defer store.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools serve:", err)
+		return 1
+	}
+	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
+		if key, err := localKey(ctx, store, path+".local-api-key"); err == nil {
+			fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
+			fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)
+			fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' http://%s/v1/tools\n", key, ln.Addr())
+		} else {
+			log.Warn("no local API key", "error", err)
+		}
+	} else {
+		fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s (create keys with httptools keys create --tenant T --db …)\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case err := <-errc:
+			fmt.Fprintln(stderr, "httptools serve:", err)
+			return 1
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				if err := srv.Reload(); err != nil {
+					log.Error("reload failed; the previous tools stay", "error", err.Error())
+				} else {
+					log.Info("reloaded", "tools", len(srv.Tools().IDs()))
+				}
+				continue
+			}
+			log.Info("stopping: draining calls in flight", "timeout", drain.String())
+			sctx, cancel := context.WithTimeout(ctx, *drain)
+			err := hs.Shutdown(sctx)
+			cancel()
+			if err != nil {
+				log.Error("drain timed out; closing", "error", err.Error())
+				hs.Close()
+			}
+			srv.Wait()
+			log.Info("stopped")
+			return 0
+		}
+	}
+}
+
+// localKey returns the local tenant's API key, creating it (and a 0600 file
+// beside the database holding it) on first start.
+func localKey(ctx context.Context, store *connections.SQLStore, file string) (string, error) {
+	if b, err := os.ReadFile(file); err == nil {
+		key := strings.TrimSpace(string(b))
+		if t, err := store.TenantOfKey(ctx, key); err == nil && t == "local" {
+			return key, nil
+		}
+	}
+	key, err := store.CreateAPIKey(ctx, "local")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", err
+	}
+	return key, os.WriteFile(file, []byte(key+"\n"), 0o600)
+}
+
+func keys(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprintln(stderr, "usage: httptools keys create --tenant T [--db sqlite:PATH|postgres://…]")
+		return 2
+	}
+	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tenant := fs.String("tenant", "", "the tenant the key belongs to")
+	db := fs.String("db", "sqlite:./httptools.db", "store")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if *tenant == "" {
+		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
+		return 2
+	}
+	ctx := context.Background()
+	store, err := openStore(ctx, *db, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	defer store.Close()
+	key, err := store.CreateAPIKey(ctx, *tenant)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "API key for tenant %s (shown once; only its hash is stored):\n%s\n", *tenant, key)
+	return 0
+}
+
+func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serviceFlags
+	f.register(fs)
+	person := fs.String("person", "", "the person calls act for")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := f.logger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, store, err := f.build(ctx, "127.0.0.1:8080", log)
+	if err != nil {
+		var le *server.LoadError
+		if errors.As(err, &le) {
+			fmt.Fprintln(stderr, le.Error())
+			return 1
+		}
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	defer store.Close()
+	ms := srv.MCPServer("local", func(*mcp.CallToolRequest) string { return *person })
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	if err := ms.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,323 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+)
+
+// readJSON decodes a capped request body: 413 over the cap, 400 with the
+// byte offset on malformed JSON.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "request-too-large", "", fmt.Sprintf("the body is over the %d-byte limit", s.cfg.MaxInputBytes))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "bad-request", "", "cannot read the body")
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
+		case errors.As(err, &te):
+			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("at byte %d: %s must be %s", te.Offset, te.Field, te.Type))
+		default:
+			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", err.Error())
+		}
+		return false
+	}
+	return true
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	ts := s.Tools()
+	out := make([]json.RawMessage, 0, len(ts.ids))
+	for _, id := range ts.ids {
+		out = append(out, ts.raw[id])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
+}
+
+func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if raw, ok := s.Tools().raw[id]; ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(raw)
+		return
+	}
+	writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", id))
+}
+
+// CallContext is the "context" of an invoke request.
+type CallContext struct {
+	Person         string `json:"person"`
+	Run            string `json:"run"`
+	Unattended     bool   `json:"unattended"`
+	Approved       bool   `json:"approved"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+// callContext builds the ToolContext of a call by tenant.
+func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
+	var secrets synth.SecretResolver = auth.TenantSecrets{Store: s.cfg.Store, Tenant: tenant}
+	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {
+		secrets = auth.Chain{secrets, auth.Env{}}
+	}
+	cc := synth.CallContext{TenantID: tenant, PersonID: c.Person, RunID: c.Run, Key: c.IdempotencyKey,
+		IsUnattended: c.Unattended, IsApproved: c.Approved, SecretResolver: secrets}
+	if s.cfg.Manager != nil {
+		cc.ConnectionsSource = s.cfg.Manager
+	}
+	return cc
+}
+
+// call invokes a tool with metrics and in-flight tracking.
+func (s *Server) call(ctx context.Context, tool *synth.Tool, tc synth.ToolContext, input json.RawMessage) (*synth.Result, error) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	m := s.cfg.Metrics
+	m.inflight.Inc()
+	defer m.inflight.Dec()
+	start := time.Now()
+	res, err := tool.Invoke(ctx, tc, input)
+	m.latency.WithLabelValues(tool.ID()).Observe(time.Since(start).Seconds())
+	outcome := "ok"
+	var e *synth.Error
+	if errors.As(err, &e) {
+		outcome = string(e.Code)
+		if e.Reason == synth.ReasonEgressDenied {
+			m.denials.WithLabelValues(tool.ID()).Inc()
+		}
+	}
+	m.calls.WithLabelValues(tool.ID(), outcome).Inc()
+	if res != nil && res.Attempts > 1 {
+		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
+	}
+	return res, err
+}
+
+func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+	tool, ok := s.Tools().Tool(r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", r.PathValue("id")))
+		return
+	}
+	var req struct {
+		Input   json.RawMessage `json:"input"`
+		Context CallContext     `json:"context"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if req.Input == nil {
+		req.Input = json.RawMessage(`{}`)
+	}
+	res, err := s.call(r.Context(), tool, s.callContext(tenantOf(r.Context()), req.Context), req.Input)
+	if err != nil {
+		var e *synth.Error
+		if !errors.As(err, &e) {
+			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
+		}
+		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"output": res.Output,
+		"meta":   map[string]any{"status": res.Status, "attempts": res.Attempts, "durationMs": res.Duration.Milliseconds(), "outsideData": res.OutsideData},
+	})
+}
+
+func secretRef(r *http.Request) synth.SecretRef {
+	return synth.SecretRef{EnvName: r.PathValue("envName"), Name: r.PathValue("name")}
+}
+
+func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Value *string `json:"value"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if req.Value == nil || *req.Value == "" {
+		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"value": "…"} with a non-empty value`)
+		return
+	}
+	if err := s.cfg.Store.PutSecret(r.Context(), tenantOf(r.Context()), secretRef(r), *req.Value); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the secret was not stored")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
+	refs, err := s.cfg.Store.SecretRefs(r.Context(), tenantOf(r.Context()))
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "cannot list secrets")
+		return
+	}
+	if refs == nil {
+		refs = []synth.SecretRef{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"secrets": refs})
+}
+
+func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
+	err := s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r))
+	if errors.Is(err, connections.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not-found", "", "no such secret")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the secret was not deleted")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Manager == nil {
+		writeError(w, http.StatusNotFound, "not-found", "", "no apps are configured: start serve with --apps apps.json")
+		return
+	}
+	var req struct {
+		As     string `json:"as"`
+		Person string `json:"person"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	var owner string
+	switch {
+	case req.As == synth.AsCompany && req.Person == "":
+		owner = connections.OwnerCompany
+	case req.As == synth.AsPerson && req.Person != "":
+		owner = connections.OwnerPerson(req.Person)
+	default:
+		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"as":"person","person":"…"} or {"as":"company"}`)
+		return
+	}
+	url, err := s.cfg.Manager.Authorize(r.Context(), tenantOf(r.Context()), r.PathValue("app"), owner)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "not-found", "", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"url": url})
+}
+
+var connectedPage = template.Must(template.New("ok").Parse(`<!doctype html>
+<meta charset="utf-8"><title>Connected</title>
+<p>{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
+`))
+
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wantJSON := strings.Contains(r.Header.Get("Accept"), "application/json")
+	fail := func(status int, msg string) {
+		if wantJSON {
+			writeError(w, status, "connect-failed", "", msg)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		connectedPage.Execute(w, map[string]any{"OK": false, "Message": msg})
+	}
+	if s.cfg.Manager == nil {
+		fail(http.StatusNotFound, "no apps are configured")
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		fail(http.StatusBadRequest, "the provider said "+e)
+		return
+	}
+	rec, err := s.cfg.Manager.Callback(r.Context(), q.Get("state"), q.Get("code"))
+	if err != nil {
+		status := http.StatusBadGateway
+		if errors.Is(err, connections.ErrBadState) {
+			status = http.StatusBadRequest
+		}
+		fail(status, err.Error())
+		return
+	}
+	view := connectionView(rec)
+	if wantJSON {
+		writeJSON(w, http.StatusOK, map[string]any{"connection": view})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	whose := "the company"
+	if view.Person != "" {
+		whose = "person " + view.Person
+	}
+	connectedPage.Execute(w, map[string]any{"OK": true, "App": rec.App, "Whose": whose})
+}
+
+// ConnectionView is a connection as the API shows it: never a token.
+type ConnectionView struct {
+	ID          string    `json:"id"`
+	App         string    `json:"app"`
+	As          string    `json:"as"`
+	Person      string    `json:"person,omitempty"`
+	Permissions []string  `json:"permissions"`
+	Scopes      []string  `json:"scopes"`
+	Status      string    `json:"status"`
+	Expiry      time.Time `json:"expiry,omitzero"`
+	LastRefresh time.Time `json:"lastRefresh,omitzero"`
+	LastError   string    `json:"lastError,omitempty"`
+	Version     int64     `json:"version"`
+}
+
+func connectionView(r *connections.Record) ConnectionView {
+	v := ConnectionView{ID: r.ID, App: r.App, As: synth.AsCompany, Permissions: r.Permissions, Scopes: r.Scopes,
+		Status: r.Status, Expiry: r.Expiry, LastRefresh: r.LastRefresh, LastError: r.LastError, Version: r.Version}
+	if p, ok := strings.CutPrefix(r.Owner, "person:"); ok {
+		v.As, v.Person = synth.AsPerson, p
+	}
+	return v
+}
+
+func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
+	recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "cannot list connections")
+		return
+	}
+	out := make([]ConnectionView, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, connectionView(rec))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"connections": out})
+}
+
+func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
+	var err error
+	if s.cfg.Manager != nil {
+		err = s.cfg.Manager.Revoke(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	} else {
+		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	}
+	if errors.Is(err, connections.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not-found", "", "no such connection")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the connection was not revoked")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

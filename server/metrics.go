@@ -1,0 +1,42 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the service's Prometheus series. Labels never hold a secret,
+// a URL or an input value: only tool ids, outcomes and reasons.
+type Metrics struct {
+	Registry  *prometheus.Registry
+	calls     *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	retries   *prometheus.CounterVec
+	denials   *prometheus.CounterVec
+	refreshes *prometheus.CounterVec
+	inflight  prometheus.Gauge
+}
+
+// NewMetrics registers the series in a new registry, with Go and process
+// collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_calls_total",
+			Help: "Tool calls by tool and outcome (ok or the error code)."}, []string{"tool", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "httptools_call_duration_seconds",
+			Help: "Tool call latency.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}, []string{"tool"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_retries_total",
+			Help: "Upstream attempts beyond the first."}, []string{"tool"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_egress_denials_total",
+			Help: "Calls refused by the SSRF guard or the egress allowlist."}, []string{"tool"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_token_refreshes_total",
+			Help: "OAuth token refreshes by outcome."}, []string{"outcome"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "httptools_inflight_calls", Help: "Tool calls in flight."}),
+	}
+	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Refreshed counts a token refresh; connections.Manager.OnRefresh calls it.
+func (m *Metrics) Refreshed(outcome string) { m.refreshes.WithLabelValues(outcome).Inc() }

@@ -1,0 +1,199 @@
+// Package server is the hosted service: every tool of a pack folder served to
+// many tenants over a REST API and over MCP (streamable HTTP), with API keys,
+// secrets, OAuth connections, metrics and health endpoints. The tenant of a
+// request comes from its API key, never from the request.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// DefaultMaxInputBytes caps a request body.
+const DefaultMaxInputBytes = 1 << 20
+
+// KeyStore is the store the service needs: connections, secrets, OAuth
+// states and API keys. connections.SQLStore implements it.
+type KeyStore interface {
+	connections.Store
+	CreateAPIKey(ctx context.Context, tenant string) (string, error)
+	TenantOfKey(ctx context.Context, key string) (string, error)
+}
+
+// Config is what New needs.
+type Config struct {
+	Store    KeyStore
+	Manager  *connections.Manager
+	Apps     connections.Apps
+	ToolsDir string
+	Loader   *synth.Loader
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	// MaxInputBytes caps request bodies; 0 means 1 MiB.
+	MaxInputBytes int64
+	// EnvSecretsTenant may also read secrets from HTTPTOOLS_SECRET_*
+	// variables: "local" for a laptop; "" for none, as in production.
+	EnvSecretsTenant string
+}
+
+// Server serves the API. Its tool set can be swapped at run time (Reload).
+type Server struct {
+	cfg      Config
+	tools    atomic.Pointer[Toolset]
+	inflight sync.WaitGroup
+}
+
+// New loads the tools and returns a server; a folder with any invalid
+// manifest is a *LoadError listing every problem.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.MaxInputBytes <= 0 {
+		cfg.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if cfg.Loader == nil {
+		cfg.Loader = &synth.Loader{}
+	}
+	s := &Server{cfg: cfg}
+	if cfg.Manager != nil && cfg.Manager.OnRefresh == nil {
+		cfg.Manager.OnRefresh = cfg.Metrics.Refreshed
+	}
+	if err := s.Reload(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reload loads the tools folder again; on any error the old set stays.
+func (s *Server) Reload() error {
+	ts, err := LoadTools(s.cfg.ToolsDir, s.cfg.Loader, s.cfg.Apps)
+	if err != nil {
+		return err
+	}
+	s.tools.Store(ts)
+	return nil
+}
+
+// Tools returns the current tool set.
+func (s *Server) Tools() *Toolset { return s.tools.Load() }
+
+// Wait blocks until every call in flight has finished.
+func (s *Server) Wait() { s.inflight.Wait() }
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /v1/tools", s.authed(s.listTools))
+	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
+	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))
+	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets))
+	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.authed(s.putSecret))
+	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.authed(s.deleteSecret))
+	mux.Handle("POST /v1/connections/{app}/authorize", s.authed(s.authorize))
+	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
+	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
+	mux.Handle("DELETE /v1/connections/{id}", s.authed(s.revokeConnection))
+	mux.Handle("/mcp", s.authed(s.mcpHandler().ServeHTTP))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
+	})
+	return mux
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Store.Ping(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "not-ready", "store-unreachable", "the store does not answer")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+type tenantKey struct{}
+
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// authed requires a valid API key and puts its tenant in the context.
+func (s *Server) authed(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || key == "" {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
+			return
+		}
+		tenant, err := s.cfg.Store.TenantOfKey(r.Context(), key)
+		if err != nil {
+			if errors.Is(err, connections.ErrNotFound) {
+				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown API key")
+			} else {
+				writeError(w, http.StatusServiceUnavailable, "not-ready", "store-unreachable", "cannot check the API key now")
+			}
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+	})
+}
+
+// errorBody is every error response: {"error":{"code","reason","message","details"}}.
+type errorBody struct {
+	Code    string         `json:"code"`
+	Reason  string         `json:"reason,omitempty"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, reason, msg string) {
+	writeJSON(w, status, map[string]errorBody{"error": {Code: code, Reason: reason, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// statusOf maps a tool error to its HTTP status (DESIGN.md §7).
+func statusOf(e *synth.Error) int {
+	switch e.Code {
+	case synth.CodeInputValidationFailed:
+		return http.StatusBadRequest
+	case synth.CodeToolNotFound:
+		return http.StatusNotFound
+	case synth.CodePreconditionFailed:
+		if e.Reason == synth.ReasonApprovalRequired || e.Reason == synth.ReasonEgressDenied {
+			return http.StatusForbidden
+		}
+		return http.StatusConflict
+	case synth.CodeHandlerError:
+		if e.Reason == synth.ReasonTimeout {
+			return http.StatusGatewayTimeout
+		}
+		return http.StatusBadGateway
+	case synth.CodeOutputValidationFailed:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+)
+
+// Toolset is one loaded folder of manifests, immutable.
+type Toolset struct {
+	ids   []string
+	tools map[string]*synth.Tool
+	raw   map[string]json.RawMessage
+}
+
+// Tool returns a tool by id.
+func (ts *Toolset) Tool(id string) (*synth.Tool, bool) {
+	t, ok := ts.tools[id]
+	return t, ok
+}
+
+// IDs lists the tool ids, sorted.
+func (ts *Toolset) IDs() []string { return ts.ids }
+
+// LoadError lists every problem of a folder, one "file: field.path: message"
+// line each.
+type LoadError struct{ Lines []string }
+
+func (e *LoadError) Error() string { return strings.Join(e.Lines, "\n") }
+
+// LoadTools loads every *.json below dir (not *.cases.json). Any error in any
+// file refuses the whole set, listing every problem; when apps is not nil,
+// manifests whose connections name apps or permissions it lacks are refused
+// too.
+func LoadTools(dir string, loader *synth.Loader, apps connections.Apps) (*Toolset, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	ts := &Toolset{tools: map[string]*synth.Tool{}, raw: map[string]json.RawMessage{}}
+	var lines []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", f, err))
+			continue
+		}
+		t, err := loader.Load(src)
+		if err != nil {
+			var e *synth.Error
+			if errors.As(err, &e) {
+				for _, p := range e.Problems {
+					if p.Severity == synth.SeverityError {
+						lines = append(lines, f+": "+p.String())
+					}
+				}
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%s: %v", f, err))
+			continue
+		}
+		if apps != nil { // without apps.json, connection tools load and fail per call
+			for _, p := range apps.CheckManifest(t.Manifest) {
+				lines = append(lines, f+": "+p.String())
+			}
+		}
+		if prev, dup := ts.tools[t.ID()]; dup {
+			lines = append(lines, fmt.Sprintf("%s: id: %q is also the id of another manifest (%s): ids must be unique", f, t.ID(), prev.Manifest.Description))
+			continue
+		}
+		ts.tools[t.ID()] = t
+		var compact json.RawMessage = src
+		ts.raw[t.ID()] = compact
+		ts.ids = append(ts.ids, t.ID())
+	}
+	if len(lines) > 0 {
+		return nil, &LoadError{Lines: lines}
+	}
+	sort.Strings(ts.ids)
+	return ts, nil
+}
