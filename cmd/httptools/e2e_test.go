@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	toolstest "github.com/httptools/httptools/httptest"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds cmd/httptools once per test run.
+func binary(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "httptools-e2e")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "httptools")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is a running httptools serve.
+type proc struct {
+	cmd    *exec.Cmd
+	url    string
+	key    string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+var listenLine = regexp.MustCompile(`tools on (http://[0-9.:]+)`)
+
+func startServe(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"serve"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, _ := cmd.StdoutPipe()
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	deadline := time.After(20 * time.Second)
+	for p.url == "" || (p.key == "" && !strings.Contains(strings.Join(args, " "), "postgres")) {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited: %s", p.stderr)
+			}
+			if m := listenLine.FindStringSubmatch(l); m != nil {
+				p.url = m[1]
+			}
+			if k, ok := strings.CutPrefix(l, "API key for tenant local: "); ok {
+				p.key = k
+			}
+		case <-deadline:
+			t.Fatalf("serve did not start: %s", p.stderr)
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return p
+}
+
+func (p *proc) do(t *testing.T, key, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// e2eWorld is a fake upstream, a fake OAuth provider, a tools folder and an
+// apps.json for the binary to serve.
+type e2eWorld struct {
+	up       *httptest.Server
+	provider *toolstest.OAuthProvider
+	tools    string
+	apps     string
+	hold     chan struct{} // /slow waits on it
+	arrived  chan struct{}
+	calls    atomic.Int64
+}
+
+func newWorld(t *testing.T) *e2eWorld {
+	w := &e2eWorld{provider: toolstest.NewOAuthProvider(), hold: make(chan struct{}), arrived: make(chan struct{}, 8)}
+	t.Cleanup(w.provider.Close)
+	w.up = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.calls.Add(1)
+		if r.URL.Path == "/slow" {
+			w.arrived <- struct{}{}
+			<-w.hold
+		}
+		if strings.HasPrefix(r.URL.Path, "/mail") && !w.provider.ValidAccess(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) {
+			rw.WriteHeader(401)
+			return
+		}
+		fmt.Fprintf(rw, `{"path":%q}`, r.URL.Path)
+	}))
+	t.Cleanup(w.up.Close)
+	w.tools = t.TempDir()
+	w.write("echo.json", `{"id":"t.echo","description":"Echo.","version":"1.0.0","mutating":false,"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/items/{id}"}}`)
+	w.write("slow.json", `{"id":"t.slow","description":"Slow.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/slow","timeoutMs":20000}}`)
+	w.write("mail.json", `{"id":"t.mail","description":"Mail.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
+		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"company"}}},
+		"spec":{"kind":"http","method":"POST","urlTemplate":"{UP}/mail","authorization":{"kind":"connection","connection":"gmail"}}}`)
+	w.apps = filepath.Join(t.TempDir(), "apps.json")
+	os.WriteFile(w.apps, []byte(fmt.Sprintf(`{"apps":{"google":{"authURL":%q,"tokenURL":%q,"clientID":"client-1","clientSecretEnv":"E2E_GOOGLE_SECRET","authStyle":"params","permissions":{"gmail.send":["mail.send"]}}}}`,
+		w.provider.AuthURL(), w.provider.TokenURL())), 0o644)
+	return w
+}
+
+func (w *e2eWorld) write(name, body string) {
+	os.WriteFile(filepath.Join(w.tools, name), []byte(strings.ReplaceAll(body, "{UP}", w.up.URL)), 0o644)
+}
+
+var e2eEnv = []string{"E2E_GOOGLE_SECRET=secret-1"}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServeSQLite drives the binary on SQLite: routes, SIGHUP (good and
+// bad), and SIGTERM with a call in flight.
+func TestServeSQLite(t *testing.T) {
+	w := newWorld(t)
+	db := filepath.Join(t.TempDir(), "e2e.db")
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+db, "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/t.echo/invoke", `{"input":{"id":"1"}}`); st != 200 || !strings.Contains(body, `"path":"/items/1"`) {
+		t.Fatalf("invoke: %d %s", st, body)
+	}
+	if st, _ := p.do(t, "", "GET", "/v1/tools", ""); st != 401 {
+		t.Errorf("no key: %d", st)
+	}
+	// SIGHUP with a new tool.
+	w.write("two.json", strings.Replace(`{"id":"t.two","description":"Two.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/two"}}`, "{UP}", w.up.URL, 1))
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, func() bool { st, _ := p.do(t, p.key, "GET", "/v1/tools/t.two", ""); return st == 200 })
+	// SIGHUP with a broken file: the old set stays, the error is logged.
+	w.write("broken.json", `{"id":"t.broken"}`)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, func() bool { return strings.Contains(p.stderr.String(), "reload failed") })
+	if st, _ := p.do(t, p.key, "GET", "/v1/tools/t.two", ""); st != 200 {
+		t.Errorf("after a failed reload t.two is gone: %d", st)
+	}
+	// SIGTERM with a call in flight: the call completes, then exit 0.
+	result := make(chan string, 1)
+	go func() {
+		st, body := p.do(t, p.key, "POST", "/v1/tools/t.slow/invoke", `{}`)
+		result <- fmt.Sprint(st, " ", body)
+	}()
+	<-w.arrived
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, func() bool { return strings.Contains(p.stderr.String(), "draining") })
+	if _, err := http.Get(p.url + "/healthz"); err == nil {
+		t.Error("still accepting new connections while draining")
+	}
+	close(w.hold)
+	if got := <-result; !strings.HasPrefix(got, "200 ") {
+		t.Errorf("the call in flight: %s", got)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, p.stderr)
+		}
+		p.done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit after SIGTERM")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeRefusesInvalidTools: start-up validates every manifest.
+func TestServeRefusesInvalidTools(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"id":"x","description":"d","version":"1","input":{},"output":{}}`), 0o644)
+	cmd := exec.Command(binary(t), "serve", "--tools", dir, "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"), "--addr", "127.0.0.1:0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bad.json: version: must be X.Y.Z") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
+// TestReplicasOnPostgres: two serve processes on one PostgreSQL: a key made
+// by the CLI works on both, a connection authorized on one is completed by
+// the other's callback, and a connection expiring under load on both is
+// refreshed once.
+func TestReplicasOnPostgres(t *testing.T) {
+	base := os.Getenv("HTTPTOOLS_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("HTTPTOOLS_TEST_POSTGRES is not set")
+	}
+	dsn := freshSchema(t, base)
+	w := newWorld(t)
+	env := append([]string{"HTTPTOOLS_MASTER_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))}, e2eEnv...)
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	// A's OAuth callback is B's: authorize on one, complete on the other.
+	a := startServe(t, env, "--tools", w.tools, "--db", dsn, "--addr", addrA, "--allow-cidr", "127.0.0.0/8", "--apps", w.apps, "--public-url", "http://"+addrB)
+	b := startServe(t, env, "--tools", w.tools, "--db", dsn, "--addr", addrB, "--allow-cidr", "127.0.0.0/8", "--apps", w.apps, "--public-url", "http://"+addrB)
+	keyCmd := exec.Command(binary(t), "keys", "create", "--tenant", "acme", "--db", dsn)
+	keyCmd.Env = append(os.Environ(), env...)
+	out, err := keyCmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	key := lines[len(lines)-1]
+	for _, p := range []*proc{a, b} {
+		if st, body := p.do(t, key, "GET", "/v1/tools", ""); st != 200 {
+			t.Fatalf("key on %s: %d %s", p.url, st, body)
+		}
+	}
+	w.provider.Scope = "mail.send"
+	_, body := a.do(t, key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
+	var auth struct{ URL string }
+	json.Unmarshal([]byte(body), &auth)
+	resp, err := http.Get(auth.URL) // the provider redirects the browser to B
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "Connected") || !strings.HasPrefix(resp.Request.URL.String(), "http://"+addrB) {
+		t.Fatalf("callback on B: %s %s", resp.Request.URL, page)
+	}
+	// Make the token expire, then load both replicas at once.
+	db, _ := sql.Open("pgx", dsn)
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE connections SET expiry = 1`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := []*proc{a, b}[i%2]
+			if st, body := p.do(t, key, "POST", "/v1/tools/t.mail/invoke", `{}`); st != 200 {
+				failed.Add(1)
+				t.Log(st, body)
+			}
+		}()
+	}
+	wg.Wait()
+	if g := w.provider.RefreshGrants.Load(); g != 1 || failed.Load() != 0 {
+		t.Errorf("%d refresh grants and %d failed calls over two replicas; want 1 and 0", g, failed.Load())
+	}
+}
+
+func freshSchema(t *testing.T, base string) string {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("HTTPTOOLS_TEST_POSTGRES is set but PostgreSQL is not usable: %v", err)
+	}
+	t.Cleanup(func() {
+		if a, err := sql.Open("pgx", base); err == nil {
+			a.Exec("DROP SCHEMA " + schema + " CASCADE")
+			a.Close()
+		}
+	})
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestMCPStdio runs httptools mcp as a subprocess and talks to it with the
+// SDK's client.
+func TestMCPStdio(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(binary(t), "mcp", "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"), "--allow-cidr", "127.0.0.0/8", "--person", "u1")
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 3 {
+		t.Fatalf("tools %v %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "9"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "/items/9") {
+		t.Fatalf("call %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "input-validation-failed") {
+		t.Fatalf("bad call %+v %v", res, err)
+	}
+}
