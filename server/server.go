@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
@@ -51,6 +52,31 @@ type Server struct {
 	cfg      Config
 	tools    atomic.Pointer[Toolset]
 	inflight sync.WaitGroup
+	keys     sync.Map // API key → keyEntry: a store read per key per minute, not per request
+}
+
+// keyCacheTTL bounds how long a key's tenant is trusted without asking the
+// store.
+const keyCacheTTL = time.Minute
+
+type keyEntry struct {
+	tenant  string
+	expires time.Time
+}
+
+// tenantOfKey returns the tenant of an API key, from memory when it was
+// checked within keyCacheTTL.
+func (s *Server) tenantOfKey(ctx context.Context, key string) (string, error) {
+	now := time.Now()
+	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) {
+		return e.(keyEntry).tenant, nil
+	}
+	tenant, err := s.cfg.Store.TenantOfKey(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	s.keys.Store(key, keyEntry{tenant, now.Add(keyCacheTTL)})
+	return tenant, nil
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -142,7 +168,7 @@ func (s *Server) authed(h http.HandlerFunc) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
 			return
 		}
-		tenant, err := s.cfg.Store.TenantOfKey(r.Context(), key)
+		tenant, err := s.tenantOfKey(r.Context(), key)
 		if err != nil {
 			if errors.Is(err, connections.ErrNotFound) {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown API key")

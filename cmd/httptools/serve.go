@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -113,10 +114,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	log := f.logger(stderr)
+	logs := newLogWriter(stderr, 200*time.Millisecond)
+	defer logs.Close()
+	log := f.logger(logs)
 	ctx := context.Background()
 	srv, store, err := f.build(ctx, *addr, log)
 	if err != nil {
@@ -148,6 +152,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s (create keys with httptools keys create --tenant T --db …)\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
 	}
+	if *pprofAddr != "" {
+		go func() {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			log.Warn("profiler on", "addr", *pprofAddr, "error", http.ListenAndServe(*pprofAddr, mux))
+		}()
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -166,9 +178,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 				} else {
 					log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 				}
+				logs.Flush()
 				continue
 			}
 			log.Info("stopping: draining calls in flight", "timeout", drain.String())
+			logs.Flush()
 			sctx, cancel := context.WithTimeout(ctx, *drain)
 			err := hs.Shutdown(sctx)
 			cancel()
