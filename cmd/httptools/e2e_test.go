@@ -171,7 +171,7 @@ func newWorld(t *testing.T) *e2eWorld {
 			rw.WriteHeader(401)
 			return
 		}
-		fmt.Fprintf(rw, `{"path":%q}`, r.URL.Path)
+		fmt.Fprintf(rw, `{"path":%q,"auth":%q}`, r.URL.Path, r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(w.up.Close)
 	w.tools = t.TempDir()
@@ -182,6 +182,8 @@ func newWorld(t *testing.T) *e2eWorld {
 	w.write("mail.json", `{"id":"t.mail","description":"Mail.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"company"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"{UP}/mail","authorization":{"kind":"connection","connection":"gmail"}}}`)
+	w.write("secret.json", `{"id":"t.secret","description":"Secret.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/secret","authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}}`)
 	w.apps = filepath.Join(t.TempDir(), "apps.json")
 	os.WriteFile(w.apps, []byte(fmt.Sprintf(`{"apps":{"google":{"authURL":%q,"tokenURL":%q,"clientID":"client-1","clientSecretEnv":"E2E_GOOGLE_SECRET","authStyle":"params","permissions":{"gmail.send":["mail.send"]}}}}`,
 		w.provider.AuthURL(), w.provider.TokenURL())), 0o644)
@@ -215,6 +217,63 @@ func TestServeSQLite(t *testing.T) {
 	if st, _ := p.do(t, "", "GET", "/v1/tools", ""); st != 401 {
 		t.Errorf("no key: %d", st)
 	}
+	// Every route of the API on the binary.
+	w.provider.Scope = "mail.send"
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		contains           string
+	}{
+		{"GET", "/v1/tools", "", 200, `"id":"t.echo"`},
+		{"GET", "/v1/tools/t.mail", "", 200, `"t.mail"`},
+		{"PUT", "/v1/secrets/production/TOKEN", `{"value":"tok-e2e"}`, 204, ""},
+		{"GET", "/v1/secrets", "", 200, `"name":"TOKEN"`},
+		{"POST", "/v1/tools/t.secret/invoke", `{}`, 200, `Bearer tok-e2e`},
+		{"DELETE", "/v1/secrets/production/TOKEN", "", 204, ""},
+		{"POST", "/v1/tools/t.secret/invoke", `{}`, 409, "secret-unavailable"},
+		{"GET", "/v1/connections", "", 200, `"connections":[]`},
+		{"GET", "/healthz", "", 200, "ok"},
+		{"GET", "/readyz", "", 200, "ready"},
+		{"GET", "/metrics", "", 200, `httptools_calls_total{outcome="ok",tool="t.secret"} 1`},
+		{"GET", "/nowhere", "", 404, "not-found"},
+	} {
+		if st, body := p.do(t, p.key, tc.method, tc.path, tc.body); st != tc.status || !strings.Contains(body, tc.contains) {
+			t.Errorf("%s %s: %d %.200s", tc.method, tc.path, st, body)
+		}
+	}
+	_, body := p.do(t, p.key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
+	var auth struct{ URL string }
+	json.Unmarshal([]byte(body), &auth)
+	req, _ := http.NewRequest("GET", auth.URL, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var conn struct{ Connection struct{ ID, Status string } }
+	json.Unmarshal(cb, &conn)
+	if conn.Connection.Status != "active" {
+		t.Fatalf("callback: %s", cb)
+	}
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/t.mail/invoke", `{}`); st != 200 {
+		t.Errorf("call with the connection: %d %s", st, body)
+	}
+	if st, _ := p.do(t, p.key, "DELETE", "/v1/connections/"+conn.Connection.ID, ""); st != 204 {
+		t.Errorf("revoke: %d", st)
+	}
+	// MCP over HTTP on the binary, with the SDK's client.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: p.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(p.key)}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "m"}})
+	if err != nil || res.IsError {
+		t.Errorf("MCP call: %+v %v", res, err)
+	}
+	cs.Close()
 	// SIGHUP with a new tool.
 	w.write("two.json", strings.Replace(`{"id":"t.two","description":"Two.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/two"}}`, "{UP}", w.up.URL, 1))
 	p.cmd.Process.Signal(syscall.SIGHUP)
@@ -251,6 +310,15 @@ func TestServeSQLite(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not exit after SIGTERM")
 	}
+}
+
+// bearer adds an API key to every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -303,6 +371,13 @@ func TestReplicasOnPostgres(t *testing.T) {
 		if st, body := p.do(t, key, "GET", "/v1/tools", ""); st != 200 {
 			t.Fatalf("key on %s: %d %s", p.url, st, body)
 		}
+	}
+	// A secret stored through A is used by B.
+	if st, _ := a.do(t, key, "PUT", "/v1/secrets/production/TOKEN", `{"value":"tok-shared"}`); st != 204 {
+		t.Fatalf("put on A: %d", st)
+	}
+	if st, body := b.do(t, key, "POST", "/v1/tools/t.secret/invoke", `{}`); st != 200 || !strings.Contains(body, "Bearer tok-shared") {
+		t.Errorf("B uses A's secret: %d %s", st, body)
 	}
 	w.provider.Scope = "mail.send"
 	_, body := a.do(t, key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
@@ -377,7 +452,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 3 {
+	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("tools %v %v", tools, err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "9"}})

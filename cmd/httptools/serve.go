@@ -122,7 +122,15 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	defer logs.Close()
 	log := f.logger(logs)
 	ctx := context.Background()
-	srv, store, err := f.build(ctx, *addr, log)
+	// Listen first: with --addr 127.0.0.1:0 the default public URL (and so
+	// the OAuth redirect) must name the port really bound.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools serve:", err)
+		return 1
+	}
+	defer ln.Close()
+	srv, store, err := f.build(ctx, ln.Addr().String(), log)
 	if err != nil {
 		var le *server.LoadError
 		if errors.As(err, &le) {
@@ -136,11 +144,6 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer store.Close()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintln(stderr, "httptools serve:", err)
-		return 1
-	}
 	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
 		if key, err := localKey(ctx, store, path+".local-api-key"); err == nil {
 			fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
