@@ -244,3 +244,38 @@ func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) {
 		}
 	}
 }
+
+// CheckDocument validates a JSON document against a JSON Schema (Draft
+// 2020-12) and returns every violation as a Problem with a field path, the
+// way manifests are checked. It is for the project's other formats (case
+// files); schema must be valid.
+func CheckDocument(schema, src []byte) []Problem {
+	var ps Problems
+	sdoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		ps.Error("", "schema: "+err.Error())
+		return ps.List()
+	}
+	c := newCompiler()
+	if err := c.AddResource("doc.schema.json", sdoc); err != nil {
+		ps.Error("", "schema: "+err.Error())
+		return ps.List()
+	}
+	sch, err := c.Compile("doc.schema.json")
+	if err != nil {
+		ps.Error("", "schema: "+err.Error())
+		return ps.List()
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
+	if err != nil {
+		ps.schemaError("", "is not valid JSON: "+jsonErrorAt(src, err))
+		return ps.List()
+	}
+	if err := sch.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			schemaProblems(ve, &ps)
+		}
+	}
+	return ps.List()
+}

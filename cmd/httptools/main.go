@@ -27,6 +27,12 @@ Usage:
       metadata addresses are refused unless --allow-cidr opens them. On a
       tool error, prints {"error":{…}} on stderr and exits 1.
 
+  httptools test [DIR]…
+      Run every NAME.cases.json beside its NAME.json against an in-process fake
+      upstream (no network): the exact request, then the output or error. Prints
+      each failing case with a diff and ends with "N passed, N failed"; exit 1
+      on any failure.
+
   httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
                   [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
                   [--log-format text|json] [--drain-timeout 30s]
@@ -54,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return validate(args[1:], stdout, stderr)
 	case "call":
 		return call(args[1:], stdout, stderr)
+	case "test":
+		return testCases(args[1:], stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
 	case "keys":

@@ -158,3 +158,20 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTestVerb(t *testing.T) {
+	t.Chdir("../..")
+	out, _, code := runCLI(t, "test", "fixtures/tools")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || !strings.HasSuffix(lines[len(lines)-1], " passed, 0 failed") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(`{"id":"t","description":"d","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/x"}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.cases.json"), []byte(`[{"name":"wrong url","input":{},"request":{"url":"https://api.example.com/y"}}]`), 0o644)
+	out, _, code = runCLI(t, "test", dir)
+	if code != 1 || !strings.Contains(out, "FAIL") || !strings.Contains(out, "+ https://api.example.com/x") || !strings.HasSuffix(strings.TrimSpace(out), "0 passed, 1 failed") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
