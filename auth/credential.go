@@ -30,6 +30,10 @@ type Credential struct {
 	Header string // canonical header name
 	Value  string // the whole header value
 	Secret string // the secret or token in Value
+	// Var names an environment variable a person could hold Secret in, for
+	// printing the request: HTTPTOOLS_SECRET_<ENV>_<NAME>, or
+	// HTTPTOOLS_TOKEN_<CONNECTION> for a connection's token.
+	Var string
 }
 
 // Resolve resolves spec for one call of tool. rejected is the connection
@@ -51,9 +55,9 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 			return Credential{}, secretError(ref, err)
 		}
 		if spec.Kind == KindBearer {
-			return Credential{Header: "Authorization", Value: "Bearer " + v, Secret: v}, nil
+			return Credential{Header: "Authorization", Value: "Bearer " + v, Secret: v, Var: EnvVar(ref)}, nil
 		}
-		return Credential{Header: spec.HeaderName, Value: v, Secret: v}, nil
+		return Credential{Header: spec.HeaderName, Value: v, Secret: v, Var: EnvVar(ref)}, nil
 	case KindConnection:
 		need, ok := tool.Manifest.NeedsSpec.Connections[spec.Connection]
 		if !ok { // load-time rules make this unreachable
@@ -79,7 +83,7 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 			}
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", spec.Connection, need.App, err)
 		}
-		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil
+		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok, Var: "HTTPTOOLS_TOKEN_" + envPart(spec.Connection)}, nil
 	}
 	return Credential{}, fmt.Errorf("auth: unknown kind %q", spec.Kind)
 }

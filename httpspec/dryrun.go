@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
@@ -13,9 +14,11 @@ import (
 // DryRun prepares the request and describes it as JSON, with every resolved
 // secret redacted; nothing is sent.
 //
-//	{"method":"POST","url":"…","headers":["Name: value",…],"body":…}
+//	{"method":"POST","url":"…","headers":["Name: value",…],"body":…,"curl":"curl …"}
 //
-// The body is the JSON value when it is JSON, else a string.
+// The body is the JSON value when it is JSON, else a string. curl is the same
+// request as a command line to paste, with the secret as a shell variable
+// ("$HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN") instead of its value.
 func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
 	r, err := h.Prepare(ctx, call)
 	if err != nil {
@@ -55,12 +58,63 @@ func (r *Request) Describe() json.RawMessage {
 		URL     string   `json:"url"`
 		Headers []string `json:"headers"`
 		Body    any      `json:"body"`
-	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal})
+		Curl    string   `json:"curl"`
+	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal, r.Curl()})
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 func isJSONType(ct string) bool {
 	return bytes.Contains([]byte(ct), []byte("json"))
+}
+
+// Curl renders the request as a curl command line. The resolved secret is
+// written as its shell variable, and every other character is quoted, so the
+// line can be pasted as is; any other value of the secret that shows up (in
+// a header filled from input, say) is redacted.
+func (r *Request) Curl() string {
+	var b strings.Builder
+	b.WriteString("curl")
+	if r.Method != "GET" {
+		b.WriteString(" -X " + r.Method)
+	}
+	b.WriteString(" " + r.shellWord(r.URL))
+	names := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for _, v := range r.Header[k] {
+			b.WriteString(" \\\n  -H " + r.shellWord(k+": "+v))
+		}
+	}
+	if r.Body != nil {
+		b.WriteString(" \\\n  --data-raw " + r.shellWord(string(r.Body)))
+	}
+	return b.String()
+}
+
+// shellWord quotes s for a POSIX shell: literal text in single quotes, the
+// credential as "$VAR", other secrets redacted.
+func (r *Request) shellWord(s string) string {
+	if r.credential == "" || r.credentialVar == "" {
+		return singleQuote(r.redactor.Redact(s))
+	}
+	parts := strings.Split(s, r.credential)
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(`"$` + r.credentialVar + `"`)
+		}
+		if p != "" || len(parts) == 1 {
+			b.WriteString(singleQuote(r.redactor.Redact(p)))
+		}
+	}
+	return b.String()
+}
+
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Redactor returns the redactor holding the secrets resolved for r.

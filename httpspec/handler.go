@@ -151,8 +151,9 @@ type Request struct {
 	Body   []byte
 	// redactor knows every secret resolved for this request.
 	redactor *auth.Redactor
-	// credential is the resolved secret or token, for a 401 retry.
-	credential string
+	// credential is the resolved secret or token, for a 401 retry;
+	// credentialVar the variable that stands for it in a printed curl.
+	credential, credentialVar string
 }
 
 // Prepare runs invoke steps 2–5: URL, headers, auth and body.
@@ -199,6 +200,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 		}
 		r.redactor.Add(cred.Secret)
 		r.credential = cred.Secret
+		r.credentialVar = cred.Var
 		if strings.ContainsAny(cred.Value, "\r\n\x00") {
 			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}

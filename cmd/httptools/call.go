@@ -40,7 +40,8 @@ func call(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	input := fs.String("input", "{}", "the tool input: JSON, or @file to read it from a file")
 	person := fs.String("person", "", "the person the call acts for")
-	dryRun := fs.Bool("dry-run", false, "print the request (secrets redacted) and send nothing")
+	dryRun := fs.Bool("dry-run", false, "print the request as a curl command line (secrets as $HTTPTOOLS_SECRET_… variables) and send nothing")
+	format := fs.String("format", "curl", "with --dry-run: curl, or json (method, url, headers, body, curl)")
 	var allow cidrFlags
 	fs.Var(&allow, "allow-cidr", "let the call reach this range despite the SSRF guard, e.g. 127.0.0.0/8 for a local upstream (repeatable)")
 	secrets := secretFlags{}
@@ -96,6 +97,13 @@ func call(args []string, stdout, stderr io.Writer) int {
 		return printError(stderr, err)
 	}
 	var pretty bytes.Buffer
+	if *dryRun && *format != "json" {
+		var d struct{ Curl string }
+		if json.Unmarshal(out, &d) == nil && d.Curl != "" {
+			fmt.Fprintln(stdout, d.Curl)
+			return 0
+		}
+	}
 	if *dryRun {
 		pretty.Write(out) // already indented, headers one per line
 	} else if json.Indent(&pretty, out, "", "  ") != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestCallDryRunRedactsAndSendsNothing(t *testing.T) {
 	}
 	out, errOut, code = runCLI(t, "call", "fixtures/tools/github.create-issue.json",
 		"--input", `{"owner":"octo","repo":"hello","title":"Bug","labels":["a"]}`,
-		"--secret", "production/GITHUB_TOKEN=ghp_supersecret", "--dry-run")
+		"--secret", "production/GITHUB_TOKEN=ghp_supersecret", "--dry-run", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -173,5 +174,38 @@ func TestTestVerb(t *testing.T) {
 	out, _, code = runCLI(t, "test", dir)
 	if code != 1 || !strings.Contains(out, "FAIL") || !strings.Contains(out, "+ https://api.example.com/x") || !strings.HasSuffix(strings.TrimSpace(out), "0 passed, 1 failed") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestDryRunCurlPastes runs the printed curl line in a shell, with the
+// secret in its variable, against a local server: it sends the same request.
+func TestDryRunCurlPastes(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl on this machine")
+	}
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, body = r, nil
+		body, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	manifest := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(manifest, []byte(`{"id":"t","description":"d","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{},
+		"spec":{"kind":"http","method":"POST","urlTemplate":"`+srv.URL+`/notes/{id}","headers":[{"name":"X-Note","value":"{note}"}],
+		"authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"NOTES_TOKEN"}}}}`), 0o644)
+	out, errOut, code := runCLI(t, "call", manifest, "--dry-run", "--secret", "production/NOTES_TOKEN=s3cr'et $x",
+		"--input", `{"id":"a b","note":"it's \"quoted\" $HOME","text":"x'y"}`)
+	if code != 0 || strings.Contains(out, "s3cr") || !strings.Contains(out, `"$HTTPTOOLS_SECRET_PRODUCTION_NOTES_TOKEN"`) {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	cmd := exec.Command("sh", "-c", out)
+	cmd.Env = append(os.Environ(), "HTTPTOOLS_SECRET_PRODUCTION_NOTES_TOKEN=s3cr'et $x")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if got == nil || got.Method != "POST" || got.URL.RequestURI() != "/notes/a%20b" || got.Header.Get("Authorization") != "Bearer s3cr'et $x" ||
+		got.Header.Get("X-Note") != `it's "quoted" $HOME` || string(body) != `{"note":"it's \"quoted\" $HOME","text":"x'y"}` {
+		t.Errorf("the pasted curl sent %v %v %q %q", got.Method, got.URL, got.Header, body)
 	}
 }
