@@ -33,6 +33,11 @@ Usage:
       each failing case with a diff and ends with "N passed, N failed"; exit 1
       on any failure.
 
+  httptools import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL]
+      Turn OpenAPI 3.0/3.1 operations into manifests (printed as a JSON array,
+      or one file per tool with --out); what could not be imported is a
+      warning on stderr.
+
   httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
                   [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
                   [--log-format text|json] [--drain-timeout 30s]
@@ -62,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return call(args[1:], stdout, stderr)
 	case "test":
 		return testCases(args[1:], stdout, stderr)
+	case "import":
+		return importCmd(args[1:], stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
 	case "keys":

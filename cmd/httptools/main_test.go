@@ -209,3 +209,21 @@ func TestDryRunCurlPastes(t *testing.T) {
 		t.Errorf("the pasted curl sent %v %v %q %q", got.Method, got.URL, got.Header, body)
 	}
 }
+
+func TestImportVerb(t *testing.T) {
+	t.Chdir("../..")
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "import", "openapi", "openapi/testdata/petstore-3.0.yaml", "--out", out, "--operations", "getPetById,deletePet")
+	if code != 0 || strings.Count(stdout, ".json") != 2 || !strings.Contains(stderr, `warning: deletePet: header parameter "api_key" left out`) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	vout, _, vcode := runCLI(t, "validate", out)
+	if vcode != 0 || vout != "" {
+		t.Errorf("validate of the import: %d %s", vcode, vout)
+	}
+	stdout, _, code = runCLI(t, "import", "openapi", "openapi/testdata/github-issues-3.1.yaml")
+	var ms []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &ms); code != 0 || err != nil || len(ms) != 3 {
+		t.Errorf("stdout import: %d %v %d", code, err, len(ms))
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/httptools/httptools/openapi"
+)
+
+// importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
+// [--prefix P] [--server URL] [--env-name E].
+func importCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "openapi" {
+		fmt.Fprintln(stderr, "usage: httptools import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL]")
+		return 2
+	}
+	fs := flag.NewFlagSet("import openapi", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ops := fs.String("operations", "", "comma-separated operationIds to import (default: all)")
+	out := fs.String("out", "", "write one NAME.json per tool into this folder (default: print a JSON array)")
+	prefix := fs.String("prefix", "", "tool id prefix (default: from the document's title)")
+	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
+	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "httptools import openapi: name one OpenAPI file (JSON or YAML)")
+		return 2
+	}
+	src, err := os.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools import:", err)
+		return 2
+	}
+	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName}
+	if *ops != "" {
+		opts.Operations = strings.Split(*ops, ",")
+	}
+	res, err := openapi.Import(src, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools import:", err)
+		return 1
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if len(res.Manifests) == 0 {
+		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
+		return 1
+	}
+	if *out == "" {
+		var b bytes.Buffer
+		b.WriteString("[\n")
+		for i, m := range res.Manifests {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			b.Write(bytes.TrimRight(m.JSON, "\n"))
+		}
+		b.WriteString("\n]\n")
+		stdout.Write(b.Bytes())
+		return 0
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(stderr, "httptools import:", err)
+		return 1
+	}
+	for _, m := range res.Manifests {
+		p := filepath.Join(*out, m.ID+".json")
+		if err := os.WriteFile(p, m.JSON, 0o644); err != nil {
+			fmt.Fprintln(stderr, "httptools import:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, p)
+	}
+	return 0
+}

@@ -1,0 +1,81 @@
+package openapi
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/httptools/httptools/synth"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// TestImportGolden imports each document of testdata and compares every
+// manifest (and the warnings) with testdata/golden/<doc>/.
+func TestImportGolden(t *testing.T) {
+	docs, _ := filepath.Glob("testdata/*.yaml")
+	if len(docs) < 2 {
+		t.Fatalf("want the 3.0 and 3.1 documents, got %v", docs)
+	}
+	for _, doc := range docs {
+		name := strings.TrimSuffix(filepath.Base(doc), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			src, _ := os.ReadFile(doc)
+			res, err := Import(src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join("testdata", "golden", name)
+			files := map[string][]byte{"warnings.txt": []byte(strings.Join(res.Warnings, "\n") + "\n")}
+			for _, m := range res.Manifests {
+				files[m.ID+".json"] = m.JSON
+				// Every generated manifest loads without errors.
+				if _, err := synth.Load(m.JSON); err != nil {
+					t.Errorf("%s: %v", m.ID, err)
+				}
+			}
+			if *update {
+				os.RemoveAll(dir)
+				os.MkdirAll(dir, 0o755)
+				for f, b := range files {
+					os.WriteFile(filepath.Join(dir, f), b, 0o644)
+				}
+			}
+			have, _ := filepath.Glob(filepath.Join(dir, "*"))
+			if len(have) != len(files) {
+				t.Errorf("golden has %d files, the import made %d (go test ./openapi -update)", len(have), len(files))
+			}
+			for f, b := range files {
+				want, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil || string(want) != string(b) {
+					t.Errorf("%s differs from its golden file (go test ./openapi -update to accept):\n%s", f, b)
+				}
+			}
+		})
+	}
+}
+
+func TestImportOptions(t *testing.T) {
+	src, _ := os.ReadFile("testdata/petstore-3.0.yaml")
+	res, err := Import(src, Options{Operations: []string{"getPetById", "nope"}, Prefix: "pets", Server: "https://pets.example.com/v3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Manifests) != 1 || res.Manifests[0].ID != "pets.get-pet-by-id" || !strings.Contains(string(res.Manifests[0].JSON), `"urlTemplate": "https://pets.example.com/v3/pet/{petId}"`) {
+		t.Errorf("manifests %v", res.Manifests)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], `"nope" is not in the document`) {
+		t.Errorf("warnings %v", res.Warnings)
+	}
+	for _, bad := range []struct{ src, want string }{
+		{`openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}`, "no server"},
+		{"openapi: 3.0.0\ninfo: {title: x, version: '1'}\nservers: [{url: /v1}]\npaths: {}", "not an absolute"},
+		{`{"swagger": "2.0"}`, ""},
+	} {
+		if _, err := Import([]byte(strings.ReplaceAll(bad.src, `\n`, "\n")), Options{}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v", bad.src, err)
+		}
+	}
+}
