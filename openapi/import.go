@@ -87,9 +87,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 	if im.opts.Loader == nil {
 		im.opts.Loader = &synth.Loader{}
 	}
-	wanted := map[string]bool{}
+	wanted, missing := map[string]bool{}, map[string]bool{}
 	for _, id := range opts.Operations {
-		wanted[id] = true
+		wanted[id], missing[id] = true, true
 	}
 	paths := doc.Paths.Map()
 	keys := make([]string, 0, len(paths))
@@ -107,13 +107,13 @@ func Import(src []byte, opts Options) (*Result, error) {
 			if len(wanted) > 0 && !wanted[op.OperationID] {
 				continue
 			}
-			delete(wanted, op.OperationID)
+			delete(missing, op.OperationID)
 			if err := im.operation(p, method, item, op); err != nil {
 				im.warn(method, p, op, err.Error())
 			}
 		}
 	}
-	for id := range wanted {
+	for id := range missing {
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("operation %q is not in the document", id))
 	}
 	sort.Strings(im.res.Warnings)
