@@ -170,7 +170,8 @@ func warnings(m *synth.Manifest, s *Spec, tmpl *Template, org origin, ps *synth.
 		}
 		for _, v := range tmpl.Vars() {
 			top := strings.SplitN(v.Name, ".", 2)[0]
-			if v.Operator == 0 && props.Get(body.Path([]string{top})).Exists() && !required[top] {
+			prop := props.Get(body.Path([]string{top}))
+			if v.Operator == 0 && prop.Exists() && !required[top] && !prop.Get("default").Exists() {
 				ps.Warn("spec.urlTemplate", fmt.Sprintf("{%s} must have a value on every call, but input.required does not list %q: add it, or use an optional form such as {?%s}", v.Name, top, v.Name))
 			}
 		}
