@@ -1,7 +1,11 @@
 package httptest_test
 
 import (
+	"context"
+	"net/http"
+
 	"fmt"
+	"github.com/httptools/httptools/fetch"
 	"os"
 	"path/filepath"
 
@@ -36,4 +40,25 @@ func ExampleRun() {
 	passed, failed := rep.Counts()
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
 	// Output: 1 passed, 0 failed
+}
+
+// ExampleUpstream scripts answers and reads back what a client sent; its
+// Client reaches it for any host name, with no network.
+func ExampleUpstream() {
+	up := toolstest.NewUpstream()
+	defer up.Close()
+	up.Script(toolstest.Response{Status: 201, JSON: []byte(`{"id":"x1"}`)})
+	resp, err := up.Client().Do(context.Background(), &fetch.Request{
+		Method: "POST", URL: "https://api.any-host.example/things", Header: http.Header{}, Body: []byte(`{"n":1}`),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := up.Requests()[0]
+	fmt.Println(resp.Status, string(resp.Body))
+	fmt.Println(r.Method, r.URL, string(r.Body))
+	// Output:
+	// 201 {"id":"x1"}
+	// POST https://api.any-host.example/things {"n":1}
 }

@@ -1,6 +1,7 @@
 // Package httptest has test helpers for pack authors and for httptools' own
-// tests: a fake OAuth provider (this file); the recording upstream and the
-// case runner come with the pack-author kit.
+// tests: case files (NAME.cases.json beside NAME.json) and their runner
+// (Run, RunCases), a recording fake upstream that answers every host
+// (Upstream), and a fake OAuth provider (OAuthProvider).
 //
 // Import it next to net/http/httptest with an alias:
 //
