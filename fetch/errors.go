@@ -13,6 +13,7 @@ type DeniedError struct {
 	Why  string
 }
 
+// Error names the host and why it was refused.
 func (e *DeniedError) Error() string {
 	s := "egress denied"
 	if e.Host != "" {

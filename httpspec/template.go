@@ -62,6 +62,7 @@ type TemplateError struct {
 	Msg      string
 }
 
+// Error gives the 1-based character position and the problem.
 func (e *TemplateError) Error() string {
 	return fmt.Sprintf("invalid URI template at character %d: %s", e.Offset+1, e.Msg)
 }
@@ -252,6 +253,7 @@ type ExpandError struct {
 	Msg string
 }
 
+// Error names the variable and the problem.
 func (e *ExpandError) Error() string { return fmt.Sprintf("{%s}: %s", e.Var, e.Msg) }
 
 // Expand fills the template with the values lookup gives.

@@ -34,6 +34,7 @@ func (ts *Toolset) IDs() []string { return ts.ids }
 // line each.
 type LoadError struct{ Lines []string }
 
+// Error joins the lines.
 func (e *LoadError) Error() string { return strings.Join(e.Lines, "\n") }
 
 // LoadTools loads every *.json below dir (not *.cases.json). Any error in any

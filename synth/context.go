@@ -37,6 +37,7 @@ type SecretRef struct {
 	Name    string `json:"name"`
 }
 
+// String returns "envName/name".
 func (r SecretRef) String() string { return r.EnvName + "/" + r.Name }
 
 // ErrSecretNotFound is returned (wrapped) by a SecretResolver that has no
@@ -89,6 +90,7 @@ type CallContext struct {
 
 var _ ToolContext = CallContext{}
 
+// Tenant and the methods below implement ToolContext from the fields.
 func (c CallContext) Tenant() string                { return c.TenantID }
 func (c CallContext) Person() string                { return c.PersonID }
 func (c CallContext) Run() string                   { return c.RunID }

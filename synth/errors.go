@@ -75,6 +75,7 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
+// Error returns the message.
 func (e *Error) Error() string {
 	if e.Message != "" {
 		return e.Message
