@@ -48,7 +48,8 @@ func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 		db.SetMaxOpenConns(32)
 		s = &SQLStore{db: db, pg: true, keys: keys}
 	default:
-		return nil, fmt.Errorf("connections: database %q: want sqlite:PATH or postgres://…", dsn)
+		scheme, _, _ := strings.Cut(dsn, ":") // never the rest: it may hold a password
+		return nil, fmt.Errorf("connections: database kind %q: want sqlite:PATH or postgres://…", scheme)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()

@@ -227,3 +227,17 @@ func TestImportVerb(t *testing.T) {
 		t.Errorf("stdout import: %d %v %d", code, err, len(ms))
 	}
 }
+
+// TestDatabasePasswordsStayOut: a DSN's password never reaches an error.
+func TestDatabasePasswordsStayOut(t *testing.T) {
+	t.Setenv("HTTPTOOLS_MASTER_KEY", "")
+	for _, args := range [][]string{
+		{"serve", "--tools", "../../fixtures/tools", "--db", "postgres://app:PW-s3cret@127.0.0.1:1/x", "--addr", "127.0.0.1:0"},
+		{"keys", "create", "--tenant", "t", "--db", "mysql://app:PW-s3cret@127.0.0.1:1/x"},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		if code == 0 || strings.Contains(errOut, "PW-s3cret") {
+			t.Errorf("%v: exit %d, stderr %s", args, code, errOut)
+		}
+	}
+}

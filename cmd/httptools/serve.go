@@ -56,7 +56,7 @@ func openStore(ctx context.Context, dsn string, log *slog.Logger) (*connections.
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
 		keyFile = path + ".key"
 	} else if os.Getenv(connections.MasterKeyEnv) == "" {
-		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use %s", connections.MasterKeyEnv, strings.SplitN(dsn, "@", 2)[0])
+		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", connections.MasterKeyEnv)
 	}
 	keys, err := connections.LoadKeyring(os.Getenv, keyFile, log)
 	if err != nil {
