@@ -56,3 +56,19 @@ func TestAppsCheckManifest(t *testing.T) {
 		t.Errorf("granted %v", got)
 	}
 }
+
+// FuzzParseApps: any apps document parses or fails with an error.
+func FuzzParseApps(f *testing.F) {
+	f.Add([]byte(`{"apps":{"github":{"authURL":"https://github.com/login/oauth/authorize","tokenURL":"https://github.com/login/oauth/access_token","clientID":"Iv1.0123","clientSecretEnv":"GITHUB_CLIENT_SECRET","authStyle":"params","authParams":{"prompt":"consent"},"permissions":{"issues.write":["repo"]}}}}`))
+	f.Add([]byte(`{"apps":{}}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		apps, err := ParseApps(src, func(string) string { return "x" })
+		if err == nil {
+			for _, a := range apps {
+				if a.AuthStyle != "params" && a.AuthStyle != "header" {
+					t.Fatalf("accepted auth style %q", a.AuthStyle)
+				}
+			}
+		}
+	})
+}

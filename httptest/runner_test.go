@@ -97,3 +97,19 @@ func TestRunReportsBrokenFiles(t *testing.T) {
 		t.Fatalf("%+v", rep.Results)
 	}
 }
+
+// FuzzParseCases: any document parses or fails with an error, never a panic.
+func FuzzParseCases(f *testing.F) {
+	files, _ := filepath.Glob("../fixtures/tools/*.cases.json")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(`[{"name":"x","input":{},"request":{"json":1,"text":"a"}}]`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		cs, err := toolstest.ParseCases(src)
+		if err == nil && cs == nil && string(src) != "[]" && string(src) != "null" {
+			t.Logf("no cases and no error for %q", src)
+		}
+	})
+}

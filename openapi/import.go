@@ -65,12 +65,14 @@ func Import(src []byte, opts Options) (*Result, error) {
 	}
 	server := opts.Server
 	if server == "" {
-		if len(doc.Servers) == 0 {
+		if len(doc.Servers) == 0 || doc.Servers[0] == nil {
 			return nil, errors.New("the document names no server: pass --server https://api.example.com")
 		}
 		server = doc.Servers[0].URL
 		for name, v := range doc.Servers[0].Variables {
-			server = strings.ReplaceAll(server, "{"+name+"}", v.Default)
+			if v != nil {
+				server = strings.ReplaceAll(server, "{"+name+"}", v.Default)
+			}
 		}
 	}
 	su, err := url.Parse(server)
@@ -78,6 +80,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("server %q is not an absolute http(s) URL: pass --server https://api.example.com", server)
 	}
 	im := &importer{doc: doc, server: strings.TrimRight(server, "/"), host: su.Hostname(), opts: opts, res: &Result{}}
+	if doc.Info == nil {
+		doc.Info = &openapi3.Info{}
+	}
 	if im.opts.Prefix == "" {
 		im.opts.Prefix = slug(doc.Info.Title)
 	}
@@ -91,7 +96,10 @@ func Import(src []byte, opts Options) (*Result, error) {
 	for _, id := range opts.Operations {
 		wanted[id], missing[id] = true, true
 	}
-	paths := doc.Paths.Map()
+	var paths map[string]*openapi3.PathItem
+	if doc.Paths != nil {
+		paths = doc.Paths.Map()
+	}
 	keys := make([]string, 0, len(paths))
 	for p := range paths {
 		keys = append(keys, p)
@@ -99,6 +107,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 	sort.Strings(keys)
 	for _, p := range keys {
 		item := paths[p]
+		if item == nil {
+			continue
+		}
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"} {
 			op := item.GetOperation(method)
 			if op == nil {
@@ -295,6 +306,9 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 			return // anonymous access is one of the options
 		}
 		for _, name := range sortedKeys(req) {
+			if im.doc.Components == nil {
+				break
+			}
 			ref := im.doc.Components.SecuritySchemes[name]
 			if ref == nil || ref.Value == nil {
 				continue

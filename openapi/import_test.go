@@ -79,3 +79,24 @@ func TestImportOptions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzImport: any document imports or fails with an error; never a panic,
+// and every manifest it returns loads.
+func FuzzImport(f *testing.F) {
+	for _, p := range []string{"testdata/petstore-3.0.yaml", "testdata/github-issues-3.1.yaml"} {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},"servers":[{"url":"https://a.example"}],"paths":{"/x/{id}":{"get":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}}}}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		res, err := Import(src, Options{})
+		if err != nil {
+			return
+		}
+		for _, m := range res.Manifests {
+			if _, err := synth.Load(m.JSON); err != nil {
+				t.Fatalf("%s does not load: %v", m.ID, err)
+			}
+		}
+	})
+}
