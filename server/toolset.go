@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -42,20 +40,10 @@ func (e *LoadError) Error() string { return strings.Join(e.Lines, "\n") }
 // manifests whose connections name apps or permissions it lacks are refused
 // too.
 func LoadTools(dir string, loader *synth.Loader, apps connections.Apps) (*Toolset, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files, err := synth.ManifestFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
 	ts := &Toolset{tools: map[string]*synth.Tool{}, raw: map[string]json.RawMessage{}}
 	var lines []string
 	for _, f := range files {

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -201,4 +204,21 @@ func jsonErrorAt(src []byte, err error) string {
 		return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
 	}
 	return err.Error()
+}
+
+// ManifestFiles lists the manifests below dir: every *.json file except
+// *.cases.json (test cases), sorted.
+func ManifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
 }

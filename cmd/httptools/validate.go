@@ -4,11 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	_ "github.com/httptools/httptools/httpspec" // the "http" kind
 	"github.com/httptools/httptools/synth"
@@ -78,20 +74,10 @@ func manifestFiles(args []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
-				found = append(found, p)
-			}
-			return nil
-		})
+		found, err := synth.ManifestFiles(a)
 		if err != nil {
 			return nil, err
 		}
-		sort.Strings(found)
 		out = append(out, found...)
 	}
 	return out, nil
