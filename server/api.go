@@ -184,16 +184,20 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
-	err := s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r))
-	if errors.Is(err, connections.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "not-found", "", "no such secret")
-		return
+	removed(w, s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r)), "secret")
+}
+
+// removed answers a DELETE: 204, or 404 when the tenant has no such thing,
+// or 503 when the store failed.
+func removed(w http.ResponseWriter, err error, what string) {
+	switch {
+	case errors.Is(err, connections.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not-found", "", "no such "+what)
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the "+what+" was not removed")
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the secret was not deleted")
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -317,13 +321,5 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	}
-	if errors.Is(err, connections.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "not-found", "", "no such connection")
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the connection was not revoked")
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	removed(w, err, "connection")
 }
