@@ -60,11 +60,7 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 		return nil, fmt.Errorf("app %q is no longer configured", st.App)
 	}
 	requested := app.scopes(nil)
-	hctx := ctx
-	if m.HTTPClient != nil {
-		hctx = context.WithValue(ctx, oauth2.HTTPClient, m.HTTPClient)
-	}
-	tctx, cancel := context.WithTimeout(hctx, m.refreshTimeout())
+	tctx, cancel := context.WithTimeout(m.tokenContext(ctx), m.refreshTimeout())
 	defer cancel()
 	tok, err := app.oauthConfig(m.RedirectURL, requested).Exchange(tctx, code, oauth2.VerifierOption(st.Verifier))
 	if err != nil {

@@ -99,6 +99,21 @@ func connectHint(app, ownerID string) string {
 	return fmt.Sprintf(`POST /v1/connections/%s/authorize with {"as":"person","person":%q}`, app, strings.TrimPrefix(ownerID, "person:"))
 }
 
+// notConnected is the error for an owner without a connection to app.
+func notConnected(app, own string) error {
+	return synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+		"%s has no %s connection in this tenant: connect it with %s", whose(own), app, connectHint(app, own))
+}
+
+// tokenContext carries HTTPClient to x/oauth2's token requests (its API
+// takes the client from the context).
+func (m *Manager) tokenContext(ctx context.Context) context.Context {
+	if m.HTTPClient == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, oauth2.HTTPClient, m.HTTPClient)
+}
+
 // AccessToken implements synth.ConnectionSource.
 func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) (string, error) {
 	need := req.Need
@@ -121,8 +136,7 @@ func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) 
 	if rec == nil {
 		if rec, err = m.Store.Connection(ctx, req.Tenant, need.App, own); err != nil {
 			if errors.Is(err, ErrNotFound) {
-				return "", synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-					"%s has no %s connection in this tenant: connect it with %s", whose(own), need.App, connectHint(need.App, own))
+				return "", notConnected(need.App, own)
 			}
 			return "", err
 		}
@@ -168,11 +182,7 @@ func usable(rec *Record, need synth.ConnectionNeed, own string) error {
 func (m *Manager) refresh(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (*Record, error) {
 	key := cacheKey(tenant, need.App, own)
 	ch := m.group.DoChan(key, func() (any, error) {
-		timeout := m.RefreshTimeout
-		if timeout <= 0 {
-			timeout = DefaultRefreshTimeout
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.refreshTimeout())
 		defer cancel()
 		return m.refreshLocked(rctx, tenant, need, own, rejected)
 	})
@@ -216,12 +226,8 @@ func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.C
 			next.Status, next.LastError = StatusNeedsReauth, "the access token expired and there is no refresh token"
 			return &next, usable(&next, need, own)
 		}
-		hctx := ctx
-		if m.HTTPClient != nil {
-			hctx = context.WithValue(ctx, oauth2.HTTPClient, m.HTTPClient)
-		}
 		conf := app.oauthConfig(m.RedirectURL, nil)
-		tok, err := conf.TokenSource(hctx, &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+		tok, err := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
 		next := *cur
 		next.LastRefresh = now
 		if err != nil {
@@ -254,8 +260,7 @@ func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.C
 	var tr *errTransient
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-			"%s has no %s connection in this tenant: connect it with %s", whose(own), need.App, connectHint(need.App, own))
+		return nil, notConnected(need.App, own)
 	case errors.As(err, &tr):
 		// The token endpoint failed for now: the connection stays active,
 		// and its token serves while it is valid (not when it was refused).

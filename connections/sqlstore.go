@@ -256,13 +256,11 @@ func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, e
 	return out, rows.Err()
 }
 
-// SaveConnection implements Store.
+// SaveConnection implements Store; UpdateLocked keeps the row's id,
+// creation time and version sequence.
 func (s *SQLStore) SaveConnection(ctx context.Context, rec *Record) (*Record, error) {
-	return s.UpdateLocked(ctx, rec.Tenant, rec.App, rec.Owner, func(cur *Record) (*Record, error) {
+	return s.UpdateLocked(ctx, rec.Tenant, rec.App, rec.Owner, func(*Record) (*Record, error) {
 		next := *rec
-		if cur != nil {
-			next.ID, next.Created, next.Version = cur.ID, cur.Created, cur.Version
-		}
 		return &next, nil
 	})
 }
