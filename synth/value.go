@@ -190,6 +190,7 @@ func (d *defaults) apply(obj []byte) []byte {
 		return obj
 	}
 	changed := false
+	present := make([]bool, len(d.props)) // which defaulted properties the caller sent
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
@@ -201,8 +202,12 @@ func (d *defaults) apply(obj []byte) []byte {
 		b.WriteString(k.Raw)
 		b.WriteByte(':')
 		val := []byte(v.Raw)
-		for _, p := range d.props {
-			if p.name == k.Str && p.nested != nil && v.IsObject() {
+		for i, p := range d.props {
+			if p.name != k.Str {
+				continue
+			}
+			present[i] = true
+			if p.nested != nil && v.IsObject() {
 				nv := p.nested.apply(val)
 				if len(nv) != len(val) {
 					changed = true
@@ -213,8 +218,8 @@ func (d *defaults) apply(obj []byte) []byte {
 		b.Write(val)
 		return true
 	})
-	for _, p := range d.props {
-		if p.value == "" || o.Get(escapeKey(p.name)).Exists() {
+	for i, p := range d.props {
+		if p.value == "" || present[i] {
 			continue
 		}
 		if n > 0 {
@@ -232,19 +237,4 @@ func (d *defaults) apply(obj []byte) []byte {
 		return obj
 	}
 	return b.Bytes()
-}
-
-// escapeKey makes an object key safe to use as a gjson path.
-func escapeKey(k string) string {
-	if !strings.ContainsAny(k, `.*?|#@\!=<>%"`) {
-		return k
-	}
-	var b strings.Builder
-	for _, r := range k {
-		if strings.ContainsRune(`.*?|#@\!=<>%"`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
