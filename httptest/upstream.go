@@ -134,7 +134,6 @@ func (u *Upstream) Client() *fetch.Client {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the fake upstream's own certificate, for any host name
 		RetryWaitMin:    time.Millisecond,
 		RetryWaitMax:    time.Millisecond,
-		UserAgent:       "httptools-test",
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 }
