@@ -186,7 +186,8 @@ type Response struct {
 type call struct {
 	c        *Client
 	req      *Request
-	host     string // host of the first request
+	host     string // host[:port] of the first request
+	hostname string // its name, for the audit record
 	attempts int
 	gotConn  bool     // the current attempt obtained a connection
 	remote   net.Addr // of the last connection
@@ -215,7 +216,7 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl.host = hr.URL.Host
+	cl.host, cl.hostname = hr.URL.Host, hr.URL.Hostname()
 	if err := cl.checkHop(ctx, hr.URL); err != nil {
 		return nil, err
 	}
@@ -363,7 +364,7 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
-		slog.String("host", hostOf(cl.req.URL)),
+		slog.String("host", cl.hostname),
 		slog.String("ip", ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", d.Milliseconds()),
@@ -384,13 +385,6 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		attrs = append(attrs, slog.String("error", Describe(err, cl.req.Secrets)))
 	}
 	c.logger.LogAttrs(ctx, level, "outbound call", attrs...)
-}
-
-func hostOf(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Hostname()
-	}
-	return ""
 }
 
 // Describe words a fetch error without the URL (which may carry query
