@@ -3,8 +3,10 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -57,6 +59,10 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	if err != nil {
 		return nil, err
 	}
+	pn, err := portNum(port)
+	if err != nil {
+		return nil, err
+	}
 	ips, err := d.resolve(ctx, host)
 	if err != nil {
 		return nil, err
@@ -72,7 +78,7 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 			}
 			continue
 		}
-		conn, err := d.dial(ctx, network, netip.AddrPortFrom(ip, portNum(port)).String())
+		conn, err := d.dial(ctx, network, netip.AddrPortFrom(ip, pn).String())
 		if err == nil {
 			return conn, nil
 		}
@@ -111,13 +117,12 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	return ips, nil
 }
 
-func portNum(p string) uint16 {
-	n := 0
-	for _, c := range p {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
+// portNum parses a port: 1–65535 in decimal, nothing else (70000 must not
+// become 4464).
+func portNum(p string) (uint16, error) {
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || n == 0 || p[0] == '+' {
+		return 0, fmt.Errorf("fetch: port %q is not a number from 1 to 65535", p)
 	}
-	return uint16(n)
+	return uint16(n), nil
 }

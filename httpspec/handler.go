@@ -16,6 +16,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/body"
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 	"github.com/tidwall/gjson"
 )
@@ -193,19 +194,6 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 			r.Header[hd.name] = vals[i : i+1 : i+1]
 		}
 	}
-	if a := h.Spec.Authorization; a != nil {
-		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, rejected)
-		if err != nil {
-			return nil, err
-		}
-		r.redactor.Add(cred.Secret)
-		r.credential = cred.Secret
-		r.credentialVar = cred.Var
-		if strings.ContainsAny(cred.Value, "\r\n\x00") {
-			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
-		}
-		r.Header.Set(cred.Header, cred.Value)
-	}
 	ct := ""
 	switch h.Spec.BodyKind() {
 	case body.JSONInput:
@@ -224,6 +212,21 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	if !h.hasUserAgent {
 		r.Header["User-Agent"] = userAgent
 	}
+	// The credential goes last, so that no default (User-Agent,
+	// Content-Type) can replace it: it reaches the wire as declared.
+	if a := h.Spec.Authorization; a != nil {
+		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, rejected)
+		if err != nil {
+			return nil, err
+		}
+		r.redactor.Add(cred.Secret)
+		r.credential = cred.Secret
+		r.credentialVar = cred.Var
+		if strings.ContainsAny(cred.Value, "\r\n\x00") {
+			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
+		}
+		r.Header.Set(cred.Header, cred.Value)
+	}
 	return r, nil
 }
 
@@ -231,7 +234,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 // {name} needs a present, primitive value.
 func (h *Handler) expandURL(in []byte) (string, error) {
 	var bad error
-	u, err := h.tmpl.Expand(func(v *VarSpec) Value {
+	u, spans, err := h.tmpl.ExpandSpans(func(v *VarSpec) Value {
 		r := gjson.GetBytes(in, h.vars[v.Name])
 		if v.Operator == 0 {
 			switch {
@@ -260,10 +263,36 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 	if !strings.HasPrefix(strings.ToLower(u), h.origin.scheme+"://"+h.origin.host) {
 		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
-	if rest := u[len(h.origin.scheme)+3+len(h.origin.host):]; rest != "" && !strings.ContainsRune("/?#", rune(rest[0])) {
+	originLen := len(h.origin.scheme) + 3 + len(h.origin.host)
+	if rest := u[originLen:]; rest != "" && !strings.ContainsRune("/?#", rune(rest[0])) {
 		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
+	if bad := dotSegments(u, originLen); len(bad) > 0 {
+		return "", h.dotSegmentError(u, bad[0], spans)
+	}
 	return u, nil
+}
+
+// dotSegmentError refuses input whose value makes a "." or ".." path
+// segment, naming the input that wrote it.
+func (h *Handler) dotSegmentError(u string, seg [2]int, spans []Span) error {
+	ptr := ""
+	for _, sp := range spans {
+		if sp.Start < seg[1] && sp.End > seg[0] {
+			ptr = "/" + strings.ReplaceAll(strings.ReplaceAll(sp.Var.Name, "~", "~0"), ".", "/")
+			break
+		}
+	}
+	msg := fmt.Sprintf("makes the URL path segment %q, which servers resolve as \".\" or \"..\" and so climb out of the template's path: a value in the path must not be \".\" or \"..\"", u[seg[0]:seg[1]])
+	where := ptr
+	if where == "" {
+		where = "/"
+	}
+	return &synth.Error{
+		Code: synth.CodeInputValidationFailed, Reason: synth.ReasonInputInvalid,
+		Violations: []synth.Violation{{Pointer: ptr, Message: msg}},
+		Message:    fmt.Sprintf("Tool %q input failed validation: %s: %s", h.toolID, where, msg),
+	}
 }
 
 func kindName(r gjson.Result) string {
@@ -410,10 +439,14 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		out.JSON = json.RawMessage("null")
 		return out, nil
 	}
-	if !gjson.ValidBytes(raw) { // as json.Valid, faster (see synth.FuzzValidJSON)
+	if err := jsoncheck.CheckWith(raw, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
+		msg := "the response is not valid JSON: set parseJson: false to get it as text"
+		var je *jsoncheck.Error
+		if errors.As(err, &je) && je.Kind != jsoncheck.Syntax {
+			msg = "the response " + je.Error()
+		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
-			Body:    excerpt(r.redactor.Redact(string(resp.Body)), 512),
-			Message: "the response is not valid JSON: set parseJson: false to get it as text"}
+			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: msg}
 	}
 	out.JSON = raw
 	return out, nil

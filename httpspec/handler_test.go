@@ -85,7 +85,10 @@ func load(t *testing.T, srvURL, specJSON string, extra ...string) *synth.Tool {
 	if !strings.Contains(fields, `"input"`) {
 		fields += `,"input":{"type":"object"}`
 	}
-	src := `{"id":"t.tool","description":"d","version":"1.0.0","mutating":true,"output":{}` + fields +
+	if !strings.Contains(fields, `"output"`) {
+		fields += `,"output":{}`
+	}
+	src := `{"id":"t.tool","description":"d","version":"1.0.0","mutating":true` + fields +
 		`,"spec":` + strings.ReplaceAll(specJSON, "{URL}", srvURL) + `}`
 	tool, err := loopbackLoader.Load([]byte(src))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/httptools/httptools/auth"
@@ -14,9 +15,12 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// forbiddenHeaders are set by the transport, never by a manifest.
+// forbiddenHeaders are set, dropped or refused by the transport (the
+// hop-by-hop ones are stripped by proxies and refused by HTTP/2), so a value
+// written in one would never reach the API as written.
 var forbiddenHeaders = map[string]bool{
 	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
+	"keep-alive": true, "proxy-connection": true, "upgrade": true, "te": true, "trailer": true,
 }
 
 // origin is the literal scheme, host and port of a URL template.
@@ -128,9 +132,22 @@ func checkURL(raw string, ps *synth.Problems) (*Template, origin) {
 		ps.Error(path, fmt.Sprintf("host %q is not a valid host[:port]", authority))
 		return nil, origin{}
 	}
+	if p := u.Port(); p != "" || strings.HasSuffix(authority, ":") {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			ps.Error(path, fmt.Sprintf("port %q is not a number from 1 to 65535: fix it, or leave it out for the scheme's default", p))
+			return nil, origin{}
+		}
+	}
 	tmpl, err := ParseTemplate(raw)
 	if err != nil {
 		ps.Error(path, err.Error())
+		return nil, origin{}
+	}
+	// Every variable as "x": what is left of a dot segment is the
+	// template's own.
+	sample, _ := tmpl.Expand(func(*VarSpec) Value { return Value{Kind: String, Str: "x"} })
+	if len(dotSegments(sample, len(scheme)+3+len(authority))) > 0 {
+		ps.Error(path, "has a \".\" or \"..\" path segment, which servers resolve away: write the path it means")
 		return nil, origin{}
 	}
 	return tmpl, origin{scheme: scheme, host: strings.ToLower(u.Host), name: strings.ToLower(u.Hostname())}
@@ -148,6 +165,8 @@ func checkHeaders(s *Spec, ps *synth.Problems) {
 			ps.Error(p+".name", fmt.Sprintf("%s is set by the HTTP client: remove this header", h.Name))
 		case strings.EqualFold(h.Name, "Authorization") && s.Authorization != nil:
 			ps.Error(p+".name", "a static Authorization header conflicts with spec.authorization: remove one of them")
+		case s.Authorization != nil && s.Authorization.Kind == auth.KindHeader && strings.EqualFold(h.Name, s.Authorization.HeaderName):
+			ps.Error(p+".name", fmt.Sprintf("a static %s header conflicts with spec.authorization, which sends the secret in it: remove one of them", h.Name))
 		}
 		if strings.ContainsAny(h.Value, "\r\n\x00") {
 			ps.Error(p+".value", "holds a CR, LF or NUL character, which would split the request: remove it")

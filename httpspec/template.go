@@ -258,6 +258,26 @@ func (e *ExpandError) Error() string { return fmt.Sprintf("{%s}: %s", e.Var, e.M
 
 // Expand fills the template with the values lookup gives.
 func (t *Template) Expand(lookup func(v *VarSpec) Value) (string, error) {
+	return t.expand(lookup, nil)
+}
+
+// Span is the part of an expansion that one variable wrote: bytes
+// [Start, End) of the result, its name and separators included.
+type Span struct {
+	Var        *VarSpec
+	Start, End int
+}
+
+// ExpandSpans is Expand that also reports where each defined variable's
+// value went, in order, so that a caller can tell which input produced a
+// part of the URL.
+func (t *Template) ExpandSpans(lookup func(v *VarSpec) Value) (string, []Span, error) {
+	var spans []Span
+	s, err := t.expand(lookup, &spans)
+	return s, spans, err
+}
+
+func (t *Template) expand(lookup func(v *VarSpec) Value, spans *[]Span) (string, error) {
 	var b strings.Builder
 	b.Grow(len(t.raw) + 32)
 	for _, p := range t.parts {
@@ -265,14 +285,14 @@ func (t *Template) Expand(lookup func(v *VarSpec) Value) (string, error) {
 			b.WriteString(p.lit)
 			continue
 		}
-		if err := p.expr.expand(&b, lookup); err != nil {
+		if err := p.expr.expand(&b, lookup, spans); err != nil {
 			return "", err
 		}
 	}
 	return b.String(), nil
 }
 
-func (e *expression) expand(b *strings.Builder, lookup func(v *VarSpec) Value) error {
+func (e *expression) expand(b *strings.Builder, lookup func(v *VarSpec) Value, spans *[]Span) error {
 	op := e.op
 	first := true
 	for _, v := range e.vars {
@@ -295,77 +315,89 @@ func (e *expression) expand(b *strings.Builder, lookup func(v *VarSpec) Value) e
 		} else {
 			b.WriteString(op.sep)
 		}
-		switch val.Kind {
-		case String:
-			s := val.Str
-			if v.Prefix > 0 {
-				s = prefix(s, v.Prefix)
+		start := b.Len()
+		if err := expandValue(b, op, v, val); err != nil {
+			return err
+		}
+		if spans != nil {
+			*spans = append(*spans, Span{Var: v, Start: start, End: b.Len()})
+		}
+	}
+	return nil
+}
+
+// expandValue writes one defined variable's value as its operator says.
+func expandValue(b *strings.Builder, op operator, v *VarSpec, val Value) error {
+	switch val.Kind {
+	case String:
+		s := val.Str
+		if v.Prefix > 0 {
+			s = prefix(s, v.Prefix)
+		}
+		if op.named {
+			encode(b, v.Name, true)
+			if s == "" {
+				b.WriteString(op.ifemp)
+				return nil
 			}
+			b.WriteByte('=')
+		}
+		encode(b, s, op.allowReserved)
+	case List, Map:
+		if v.Prefix > 0 {
+			return &ExpandError{v.Name, "a prefix modifier applies only to a string, not a list or an object"}
+		}
+		if !v.Explode {
 			if op.named {
 				encode(b, v.Name, true)
-				if s == "" {
-					b.WriteString(op.ifemp)
-					continue
-				}
 				b.WriteByte('=')
-			}
-			encode(b, s, op.allowReserved)
-		case List, Map:
-			if v.Prefix > 0 {
-				return &ExpandError{v.Name, "a prefix modifier applies only to a string, not a list or an object"}
-			}
-			if !v.Explode {
-				if op.named {
-					encode(b, v.Name, true)
-					b.WriteByte('=')
-				}
-				if val.Kind == List {
-					for i, s := range val.List {
-						if i > 0 {
-							b.WriteByte(',')
-						}
-						encode(b, s, op.allowReserved)
-					}
-				} else {
-					for i, kv := range val.Map {
-						if i > 0 {
-							b.WriteByte(',')
-						}
-						encode(b, kv.Key, op.allowReserved)
-						b.WriteByte(',')
-						encode(b, kv.Value, op.allowReserved)
-					}
-				}
-				continue
 			}
 			if val.Kind == List {
 				for i, s := range val.List {
 					if i > 0 {
-						b.WriteString(op.sep)
-					}
-					if op.named {
-						encode(b, v.Name, true)
-						if s == "" {
-							b.WriteString(op.ifemp)
-							continue
-						}
-						b.WriteByte('=')
+						b.WriteByte(',')
 					}
 					encode(b, s, op.allowReserved)
 				}
 			} else {
 				for i, kv := range val.Map {
 					if i > 0 {
-						b.WriteString(op.sep)
+						b.WriteByte(',')
 					}
 					encode(b, kv.Key, op.allowReserved)
-					if op.named && kv.Value == "" {
+					b.WriteByte(',')
+					encode(b, kv.Value, op.allowReserved)
+				}
+			}
+			return nil
+		}
+		if val.Kind == List {
+			for i, s := range val.List {
+				if i > 0 {
+					b.WriteString(op.sep)
+				}
+				if op.named {
+					encode(b, v.Name, true)
+					if s == "" {
 						b.WriteString(op.ifemp)
 						continue
 					}
 					b.WriteByte('=')
-					encode(b, kv.Value, op.allowReserved)
 				}
+				encode(b, s, op.allowReserved)
+			}
+		} else {
+			for i, kv := range val.Map {
+				if i > 0 {
+					b.WriteString(op.sep)
+				}
+				encode(b, kv.Key, op.allowReserved)
+				if op.named && kv.Value == "" {
+					b.WriteString(op.ifemp)
+					continue
+				}
+				b.WriteByte('=')
+				encode(b, kv.Value, op.allowReserved)
 			}
 		}
 	}

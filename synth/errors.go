@@ -22,6 +22,11 @@ const (
 // Reasons refine a code. Handlers may use others; these are the ones httptools
 // produces.
 const (
+	// ReasonInputInvalid refines input-validation-failed when the input is
+	// refused for its structure, before its schema: not one JSON object, a
+	// member named twice, nesting over the limit, or a value that would
+	// climb out of the URL's path (a "." or ".." segment).
+	ReasonInputInvalid                = "input-invalid"
 	ReasonSecretUnavailable           = "secret-unavailable"
 	ReasonConnectionUnavailable       = "connection-unavailable"
 	ReasonConnectionNeedsReauth       = "connection-needs-reauth"

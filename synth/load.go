@@ -1,7 +1,7 @@
 package synth
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -100,9 +101,8 @@ type compiled struct {
 
 func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest, compiled, Handler) {
 	var c compiled
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
-	if err != nil {
-		ps.schemaError("", "is not valid JSON: "+jsonErrorAt(src, err))
+	doc, ok := parseDocument(src, ps)
+	if !ok {
 		return nil, c, nil
 	}
 	if err := toolSchema().Validate(doc); err != nil {
@@ -189,21 +189,43 @@ func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
 	}
 }
 
-// jsonErrorAt words a JSON syntax error with its line and column.
-func jsonErrorAt(src []byte, err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line, col := 1, 1
-		for _, c := range src[:max(0, min(int(se.Offset)-1, len(src)))] {
-			if c == '\n' {
-				line, col = line+1, 1
-			} else {
-				col++
-			}
-		}
-		return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
+// parseDocument reads a document the project is given (a manifest, a case
+// file) for the schema validator, after jsoncheck: a member named twice is
+// an error at its field path (a JSON reader would take either copy), and so
+// is nesting over jsoncheck.MaxDocumentDepth.
+func parseDocument(src []byte, ps *Problems) (any, bool) {
+	doc, err := jsoncheck.Decode(context.Background(), src, jsoncheck.MaxDocumentDepth, jsoncheck.Options{})
+	if err == nil {
+		return doc, true
 	}
-	return err.Error()
+	var je *jsoncheck.Error
+	if !errors.As(err, &je) {
+		ps.schemaError("", "is not valid JSON: "+err.Error())
+		return nil, false
+	}
+	path := joinLocation("", je.Tokens())
+	switch je.Kind {
+	case jsoncheck.Duplicate:
+		ps.schemaError(JoinPath(path, je.Name), "is given twice in one object: keep one (readers disagree on which copy wins)")
+	case jsoncheck.TooDeep:
+		ps.schemaError(path, fmt.Sprintf("nests deeper than %d levels: flatten it, or move shared parts under $defs", je.Limit))
+	default:
+		ps.schemaError("", "is not valid JSON: "+lineColumn(src, je.Offset)+je.Detail())
+	}
+	return nil, false
+}
+
+// lineColumn words a byte offset as "line L, column C: ".
+func lineColumn(src []byte, off int64) string {
+	line, col := 1, 1
+	for _, c := range src[:max(0, min(int(off), len(src)))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d, column %d: ", line, col)
 }
 
 // ManifestFiles lists the manifests below dir: every *.json file except

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -86,9 +88,9 @@ func dialectName(s string) string {
 // compileSchema compiles a tool's input or output schema. Pack tools use Draft
 // 2020-12; transport "mcp" tools use the dialect their $schema names.
 func compileSchema(raw json.RawMessage, path string, mcp bool, ps *Problems) *valueSchema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := jsoncheck.Decode(context.Background(), raw, jsoncheck.MaxDocumentDepth, jsoncheck.Options{})
 	if err != nil {
-		ps.compileError(path, "is not valid JSON: "+err.Error())
+		ps.compileError(path, err.Error())
 		return nil
 	}
 	obj, ok := doc.(map[string]any)
@@ -266,9 +268,8 @@ func CheckDocument(schema, src []byte) []Problem {
 		ps.Error("", "schema: "+err.Error())
 		return ps.List()
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
-	if err != nil {
-		ps.schemaError("", "is not valid JSON: "+jsonErrorAt(src, err))
+	doc, ok := parseDocument(src, &ps)
+	if !ok {
 		return ps.List()
 	}
 	if err := sch.Validate(doc); err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/httptools/httptools/internal/jsoncheck"
 )
 
 // Tool is a loaded, checked manifest with its synthesized handler. It is
@@ -99,7 +101,7 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 	if tc == nil {
 		tc = CallContext{}
 	}
-	in, err := t.ValidateInput(input)
+	in, err := t.validateInput(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +116,11 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 	if err != nil {
 		return nil, t.wrap(err)
 	}
+	if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
+		return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err))
+	}
 	if !o.skipOutput && t.output != nil {
-		if vs := t.output.validate(out.JSON); vs != nil {
+		if vs := t.output.validate(ctx, out.JSON, jsoncheck.Options{AllowInvalidUTF8: true}); vs != nil {
 			return nil, (&Error{
 				Code:       CodeOutputValidationFailed,
 				Status:     out.Status,
@@ -134,24 +139,53 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 }
 
 // ValidateInput checks that input is a JSON object valid against the input
-// schema and returns it with schema defaults filled in.
+// schema and returns it with schema defaults filled in. Input that is not one
+// well-formed JSON object, that names a member twice anywhere, or that nests
+// deeper than jsoncheck.MaxDepth (128) is refused before the schema is
+// consulted, so that the validator and every reader after it (URL, headers,
+// body) see the same document.
 func (t *Tool) ValidateInput(input json.RawMessage) (json.RawMessage, error) {
-	if jsonType(input) != "object" || !validJSON(input) {
-		got := jsonType(input)
-		if got == "" || !validJSON(input) {
-			got = "not valid JSON"
-		}
-		vs := []Violation{{Pointer: "", Message: "must be a JSON object; got " + got}}
+	return t.validateInput(context.Background(), input)
+}
+
+func (t *Tool) validateInput(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+	if err := jsoncheck.Check(input, jsoncheck.MaxDepth); err != nil {
+		return nil, t.structureError(err)
+	}
+	if jsonType(input) != "object" {
+		vs := []Violation{{Pointer: "", Message: "must be a JSON object; got " + article(jsonType(input))}}
 		return nil, t.inputError(vs)
 	}
 	if t.input == nil {
 		return input, nil
 	}
 	in := json.RawMessage(t.input.defaults.apply(input))
-	if vs := t.input.validate(in); vs != nil {
+	if vs := t.input.validate(ctx, in, jsoncheck.Options{}); vs != nil {
 		return nil, t.inputError(vs)
 	}
 	return in, nil
+}
+
+// structureError refuses input that jsoncheck refused.
+func (t *Tool) structureError(err error) error {
+	v := Violation{Message: err.Error()}
+	var je *jsoncheck.Error
+	if errors.As(err, &je) {
+		v.Pointer = je.Pointer
+		switch je.Kind {
+		case jsoncheck.Duplicate:
+			v.Pointer = pointer(append(je.Tokens(), je.Name))
+			v.Message = fmt.Sprintf("is given twice in one object: send %q once (readers disagree on which copy wins)", je.Name)
+		case jsoncheck.TooDeep:
+			v.Message = fmt.Sprintf("nests deeper than %d levels: send a flatter value", je.Limit)
+		}
+		if je.Kind == jsoncheck.Syntax {
+			v.Pointer, v.Message = "", "must be a JSON object; got something that "+err.Error()
+		}
+	}
+	e := t.inputError([]Violation{v}).(*Error)
+	e.Reason = ReasonInputInvalid
+	return e
 }
 
 func (t *Tool) inputError(vs []Violation) error {

@@ -2,10 +2,12 @@ package synth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"sort"
 	"strings"
 
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 )
@@ -49,20 +51,25 @@ func newValueSchema(sch *jsonschema.Schema, raw json.RawMessage) *valueSchema {
 	return vs
 }
 
-// validate checks a JSON value. It returns the violations, or nil.
-func (vs *valueSchema) validate(raw []byte) []Violation {
-	if vs.onlyType != "" && jsonType(raw) != "" {
-		if vs.onlyType == "any" || vs.onlyType == jsonType(raw) {
-			return nil
-		}
-	}
-	if !validJSON(raw) {
-		return []Violation{{Pointer: "", Message: "is not valid JSON"}}
+// validate checks a JSON value that jsoncheck has already accepted (one
+// well-formed value, unique names, within the depth limit). It returns the
+// violations, or nil. The value is decoded in one linear pass that stops when
+// ctx ends.
+func (vs *valueSchema) validate(ctx context.Context, raw []byte, o jsoncheck.Options) []Violation {
+	if vs.onlyType != "" && (vs.onlyType == "any" || vs.onlyType == jsonType(raw)) {
+		return nil
 	}
 	if vs.simple != nil && vs.simple.valid(raw) {
 		return nil
 	}
-	err := vs.sch.Validate(decode(gjson.ParseBytes(raw)))
+	v, err := jsoncheck.Decode(ctx, raw, jsoncheck.MaxDocumentDepth, o)
+	if err != nil {
+		return []Violation{{Pointer: "", Message: err.Error()}}
+	}
+	if err := ctx.Err(); err != nil {
+		return []Violation{{Pointer: "", Message: "was not checked: the call's deadline passed"}}
+	}
+	err = vs.sch.Validate(v)
 	if err == nil {
 		return nil
 	}
@@ -75,41 +82,6 @@ func (vs *valueSchema) validate(raw []byte) []Violation {
 		out = append(out, Violation{Pointer: pointer(l.InstanceLocation), Message: describe(l.ErrorKind)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
-	return out
-}
-
-// validJSON is json.Valid at several times the speed; FuzzValidJSON checks
-// that the two agree.
-func validJSON(b []byte) bool { return gjson.ValidBytes(b) }
-
-// decode turns valid JSON into the values the validator takes (numbers as
-// json.Number, exact); it allocates a fraction of what encoding/json does.
-func decode(r gjson.Result) any {
-	switch r.Type {
-	case gjson.String:
-		return r.Str
-	case gjson.Number:
-		return json.Number(r.Raw)
-	case gjson.True:
-		return true
-	case gjson.False:
-		return false
-	case gjson.Null:
-		return nil
-	}
-	if r.IsArray() {
-		out := []any{}
-		r.ForEach(func(_, v gjson.Result) bool {
-			out = append(out, decode(v))
-			return true
-		})
-		return out
-	}
-	out := map[string]any{}
-	r.ForEach(func(k, v gjson.Result) bool {
-		out[k.Str] = decode(v)
-		return true
-	})
 	return out
 }
 

@@ -1,0 +1,204 @@
+// Package jsoncheck checks JSON that comes from outside the process — tool
+// input, upstream answers, manifests, case files, apps.json, OpenAPI
+// documents — before anything else reads it: well-formed, one value, no
+// object with the same member name twice (at any depth, after unescaping),
+// and no deeper than a nesting limit. The check is one linear pass that
+// never recurses more than the limit, so a hostile document costs time in
+// proportion to its size and no more stack than the limit, and every later
+// reader (the schema validator, the URL template, the body builder) sees a
+// document they cannot read differently.
+//
+// Syntax, UTF-8 and duplicate names are checked by
+// github.com/go-json-experiment/json's jsontext (the encoding/json/v2 text
+// layer); the depth by a scan of our own ahead of it.
+package jsoncheck
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Nesting limits. A value nested deeper is refused before it is parsed.
+const (
+	// MaxDepth bounds values: tool input and upstream answers. 128 is the
+	// limit serde_json applies by default; real API answers stay far below.
+	MaxDepth = 128
+	// MaxDocumentDepth bounds documents the project reads: manifests (whose
+	// schemas nest two levels per property), case files, apps.json, OpenAPI.
+	MaxDocumentDepth = 512
+)
+
+// Kind says what is wrong with a document.
+type Kind int
+
+// Kinds of Error.
+const (
+	Syntax    Kind = iota + 1 // not well-formed JSON, or not one value
+	Duplicate                 // an object names a member twice
+	TooDeep                   // nested deeper than the limit
+	BadUTF8                   // a string is not valid UTF-8
+)
+
+// Error is a refused document: what is wrong, where (a byte offset and a
+// JSON pointer to the value concerned), and for a duplicate the name.
+type Error struct {
+	Kind    Kind
+	Offset  int64
+	Pointer string // RFC 6901; "" for the whole document
+	Name    string // the duplicated member name
+	Limit   int    // the nesting limit, for TooDeep
+	Err     error  // the parser's own error, for Syntax and BadUTF8
+}
+
+func (e *Error) Error() string {
+	switch e.Kind {
+	case Duplicate:
+		return fmt.Sprintf("has the member %q twice%s: each name may appear once per object", e.Name, e.at())
+	case TooDeep:
+		return fmt.Sprintf("is nested deeper than %d levels%s", e.Limit, e.at())
+	case BadUTF8:
+		return fmt.Sprintf("holds text that is not valid UTF-8 at byte %d", e.Offset)
+	}
+	return fmt.Sprintf("is not valid JSON at byte %d: %s", e.Offset, describe(e.Err))
+}
+
+func (e *Error) at() string {
+	if e.Pointer == "" {
+		return ""
+	}
+	return " at " + strconv.Quote(e.Pointer)
+}
+
+// describe strips the parser's package prefix from its message.
+func describe(err error) string {
+	if err == nil {
+		return "syntax error"
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err.Error()
+	}
+	return err.Error()
+}
+
+// Options relax a check.
+type Options struct {
+	// AllowInvalidUTF8 accepts strings that are not valid UTF-8 (upstream
+	// answers from servers that send Latin-1). Input never may.
+	AllowInvalidUTF8 bool
+}
+
+var decoders = sync.Pool{New: func() any { return &pooled{} }}
+
+type pooled struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+// Check reports whether data is one well-formed JSON value, with unique
+// member names, nested at most maxDepth levels (a scalar is 0, [] is 1).
+// The error is an *Error.
+func Check(data []byte, maxDepth int) error { return CheckWith(data, maxDepth, Options{}) }
+
+// CheckWith is Check with options.
+func CheckWith(data []byte, maxDepth int, o Options) error {
+	if off, ok := depthOK(data, maxDepth); !ok {
+		return &Error{Kind: TooDeep, Offset: off, Limit: maxDepth, Pointer: pointerAt(data, off)}
+	}
+	p := decoders.Get().(*pooled)
+	defer decoders.Put(p)
+	p.buf = *bytes.NewBuffer(data) // parsed in place: jsontext reads a bytes.Buffer without copying
+	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(o.AllowInvalidUTF8))
+	defer func() { p.buf = bytes.Buffer{}; p.dec.Reset(&p.buf) }()
+	if _, err := p.dec.ReadValue(); err != nil {
+		return wrap(err, data)
+	}
+	if _, err := p.dec.ReadValue(); err == nil {
+		return &Error{Kind: Syntax, Offset: p.dec.InputOffset(), Err: errors.New("more than one value")}
+	} else if err != io.EOF {
+		return wrap(err, data)
+	}
+	return nil
+}
+
+func wrap(err error, data []byte) error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+			return &Error{Kind: Syntax, Offset: int64(len(data)), Err: errors.New("unexpected end of input")}
+		}
+		return &Error{Kind: Syntax, Err: err}
+	}
+	switch {
+	case errors.Is(se.Err, jsontext.ErrDuplicateName):
+		ptr := se.JSONPointer
+		return &Error{Kind: Duplicate, Offset: se.ByteOffset, Pointer: string(ptr.Parent()), Name: ptr.LastToken()}
+	case se.Err != nil && se.Err.Error() == "invalid UTF-8": // jsontext does not export the variable
+		return &Error{Kind: BadUTF8, Offset: se.ByteOffset, Pointer: string(se.JSONPointer), Err: se}
+	}
+	return &Error{Kind: Syntax, Offset: se.ByteOffset, Pointer: string(se.JSONPointer), Err: se}
+}
+
+// depthOK scans data for nesting deeper than max, without parsing: brackets
+// inside strings do not count. It returns the offset of the first bracket
+// over the limit. Malformed input is left to the parser.
+func depthOK(data []byte, max int) (int64, bool) {
+	depth := 0
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > max {
+				return int64(i), false
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return 0, true
+}
+
+// pointerAt names the value that holds the bracket at off, for messages: it
+// reads tokens up to there, which costs no more than the depth limit allows.
+func pointerAt(data []byte, off int64) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(data[:off]), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	ptr := ""
+	for {
+		if _, err := dec.ReadToken(); err != nil {
+			return ptr
+		}
+		ptr = string(dec.StackPointer())
+	}
+}
+
+// Tokens returns the reference tokens of the error's pointer, unescaped: the
+// member names and array indexes from the root to the value concerned.
+func (e *Error) Tokens() []string {
+	var out []string
+	for t := range jsontext.Pointer(e.Pointer).Tokens() {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Detail is the parser's own words for a syntax error, without the offset.
+func (e *Error) Detail() string { return describe(e.Err) }

@@ -1,0 +1,162 @@
+package jsoncheck
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		kind    Kind
+		pointer string
+		name    string
+	}{
+		{doc: `{"a":1}`},
+		{doc: ` [1, "x", {"b": null}, true] `},
+		{doc: `"[[[[{{{{"`},
+		{doc: `{"name":"Ann&amount=1","name":"Ann"}`, kind: Duplicate, name: "name"},
+		{doc: `{"a":{"id":"../../admin","id":"ok"}}`, kind: Duplicate, pointer: "/a", name: "id"},
+		{doc: `[0,{"x":[{"k":1,"k":2}]}]`, kind: Duplicate, pointer: "/1/x/0", name: "k"},
+		{doc: `{"a":1,"\u0061":2}`, kind: Duplicate, name: "a"},
+		{doc: `{"a":1} {"b":2}`, kind: Syntax},
+		{doc: `{"a":1,}`, kind: Syntax},
+		{doc: ``, kind: Syntax},
+		{doc: `{"a":`, kind: Syntax},
+		{doc: "\"\xff\"", kind: BadUTF8},
+		{doc: strings.Repeat("[", 129) + strings.Repeat("]", 129), kind: TooDeep, pointer: strings.Repeat("/0", 127)},
+		{doc: strings.Repeat("[", 128) + strings.Repeat("]", 128)},
+		{doc: `{"a":{"b":` + strings.Repeat("[", 127) + strings.Repeat("]", 127) + `}}`, kind: TooDeep, pointer: "/a/b" + strings.Repeat("/0", 125)},
+	} {
+		err := Check([]byte(tc.doc), MaxDepth)
+		if tc.kind == 0 {
+			if err != nil {
+				t.Errorf("Check(%.40q) = %v, want nil", tc.doc, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Errorf("Check(%.40q) = %v, want a *Error", tc.doc, err)
+			continue
+		}
+		if e.Kind != tc.kind || (tc.pointer != "" && e.Pointer != tc.pointer) || e.Name != tc.name {
+			t.Errorf("Check(%.40q) = kind %d pointer %q name %q (%v), want kind %d pointer %q name %q", tc.doc, e.Kind, e.Pointer, e.Name, e, tc.kind, tc.pointer, tc.name)
+		}
+		if _, err := Decode(context.Background(), []byte(tc.doc), MaxDepth, Options{}); err == nil {
+			t.Errorf("Decode(%.40q) accepted what Check refused", tc.doc)
+		}
+	}
+}
+
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
+	for _, doc := range []string{
+		`{"a":1,"b":[1,2,{"c":"d\u00e9"}],"e":null,"f":true,"g":false,"h":9007199254740993,"i":1.5e3}`,
+		`[]`, `{}`, `"x"`, `12`, `[[],[{}],{"":""}]`, `{"k":{"k":{"k":[]}}}`,
+	} {
+		got, err := Decode(context.Background(), []byte(doc), MaxDepth, Options{})
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", doc, err)
+		}
+		if want := stdDecode(t, []byte(doc)); !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode(%s) = %#v, want %#v", doc, got, want)
+		}
+	}
+}
+
+func stdDecode(t testing.TB, b []byte) any {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestHostileNestingIsCheap: 10 MiB of "[" is refused at the limit, with no
+// more memory than a few kilobytes, and no recursion to overflow a stack.
+func TestHostileNestingIsCheap(t *testing.T) {
+	for _, doc := range [][]byte{
+		bytes.Repeat([]byte("["), 10<<20),
+		bytes.Repeat([]byte(`{"a":`), 2<<20),
+		[]byte(strings.Repeat("[", 40000) + strings.Repeat("]", 40000)),
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		err := Check(doc, MaxDepth)
+		_, derr := Decode(context.Background(), doc, MaxDepth, Options{})
+		runtime.ReadMemStats(&after)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != TooDeep || !errors.As(derr, &e) || e.Kind != TooDeep {
+			t.Fatalf("Check = %v, Decode = %v; want too deep", err, derr)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<10 {
+			t.Errorf("refusing %d bytes allocated %d bytes; want under 256 KiB", len(doc), alloc)
+		}
+	}
+}
+
+func TestDecodeStopsWithItsContext(t *testing.T) {
+	doc := []byte("[" + strings.Repeat(`1,`, 1<<20) + "1]")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Decode(ctx, doc, MaxDepth, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Decode with an ended context = %v, want context.Canceled", err)
+	}
+}
+
+func TestInvalidUTF8Allowed(t *testing.T) {
+	if err := CheckWith([]byte("\"caf\xe9\""), MaxDepth, Options{AllowInvalidUTF8: true}); err != nil {
+		t.Fatalf("AllowInvalidUTF8: %v", err)
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1,[2,[3]]]`, `{"a":1,"a":2}`, `"\u0000"`, `[`, `{"a":"\"}"}`, `1 2`, `{"\u00e9":1,"é":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := Check(b, 16)
+		v, derr := Decode(context.Background(), b, 16, Options{})
+		if (err == nil) != (derr == nil) {
+			t.Fatalf("Check = %v but Decode = %v", err, derr)
+		}
+		if err != nil {
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("Check accepted what encoding/json refuses: %q", b)
+		}
+		if want := stdDecode(t, b); !reflect.DeepEqual(v, want) {
+			t.Fatalf("Decode = %#v, encoding/json = %#v", v, want)
+		}
+	})
+}
+
+func BenchmarkCheck(b *testing.B) {
+	doc := []byte(`{"owner":"golang","repo":"go","issue_number":1,"labels":["bug","help wanted"],"body":"a \"quoted\" text"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(doc, MaxDepth); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	doc := []byte(`{"owner":"golang","repo":"go","issue_number":1,"labels":["bug","help wanted"],"body":"a \"quoted\" text"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(context.Background(), doc, MaxDepth, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
