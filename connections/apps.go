@@ -46,6 +46,9 @@ func ParseApps(src []byte, getenv func(string) string) (Apps, error) {
 	var doc struct {
 		Apps map[string]json.RawMessage `json:"apps"`
 	}
+	if ps := synth.CheckJSON(src); ps != nil {
+		return nil, appsError(ps)
+	}
 	var ps synth.Problems
 	dec := json.NewDecoder(strings.NewReader(string(src)))
 	dec.DisallowUnknownFields()

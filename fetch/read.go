@@ -1,57 +1,48 @@
 package fetch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 )
 
-// readCapped reads a whole body, refusing one longer than limit bytes. It
-// never holds more than limit+1 body bytes while reading: a body of known
-// length is read into one buffer of that size; one of unknown length into
-// blocks (4 KiB growing to 256 KiB) joined only once the end is reached, so
-// an endless or oversized body is dropped after the cap without a copy.
+// readCapped reads a whole body, refusing one longer than limit bytes and
+// one shorter than its Content-Length (contentLength, -1 when unknown). It
+// reads into blocks (4 KiB growing to 256 KiB) joined once the end is
+// reached, so memory grows with the bytes that really arrive — a length the
+// server announces is never an allocation — and an endless or oversized body
+// is dropped at the cap.
 func readCapped(r io.Reader, contentLength, limit int64) ([]byte, error) {
 	if contentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, contentLength, limit)
 	}
-	if contentLength >= 0 {
-		buf := make([]byte, contentLength+1) // one more, to see a lying length
-		n, err := io.ReadFull(r, buf)
-		switch {
-		case err == io.ErrUnexpectedEOF || err == io.EOF:
-			return buf[:n], nil
-		case err != nil:
-			return nil, err
-		}
-		// More than announced: read on as if the length were unknown.
-		rest, err := readBlocks(r, limit-int64(n))
-		if err != nil {
-			return nil, err
-		}
-		return append(buf, rest...), nil
-	}
-	return readBlocks(r, limit)
-}
-
-func readBlocks(r io.Reader, limit int64) ([]byte, error) {
 	var blocks [][]byte
 	var total int64
-	size := 4 << 10
+	size := int64(4 << 10)
 	for {
-		b := make([]byte, min(int64(size), limit+1-total))
-		n, err := io.ReadFull(r, b)
+		b := make([]byte, min(size, limit+1-total))
+		n, err := readFull(r, b)
 		total += int64(n)
 		if total > limit {
 			return nil, fmt.Errorf("%w: more than the %d-byte cap", ErrTooLarge, limit)
 		}
 		blocks = append(blocks, b[:n])
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return nil, err
+			}
+			// The connection broke inside the body (a chunked or gzip
+			// stream cut short, a reset): what arrived is not the answer.
+			return nil, &TruncatedError{Got: total, Want: contentLength, Err: err}
 		}
 		size = min(size*2, 256<<10)
+	}
+	if contentLength >= 0 && total < contentLength {
+		return nil, &TruncatedError{Got: total, Want: contentLength}
 	}
 	if len(blocks) == 1 {
 		return blocks[0], nil
@@ -63,3 +54,36 @@ func readBlocks(r io.Reader, limit int64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// readFull fills b from r. Unlike io.ReadFull it keeps the reader's own
+// error: io.EOF is the end of the body, while io.ErrUnexpectedEOF from the
+// HTTP client means the body was cut short.
+func readFull(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// TruncatedError is a response body that ended before its end: fewer bytes
+// than its Content-Length, or a stream the connection broke off.
+type TruncatedError struct {
+	Got  int64 // bytes received
+	Want int64 // the announced length, -1 when none was
+	Err  error // the read error, when the connection broke
+}
+
+func (e *TruncatedError) Error() string {
+	if e.Want >= 0 {
+		return fmt.Sprintf("the response body ended after %d of the %d bytes its Content-Length announced", e.Got, e.Want)
+	}
+	return fmt.Sprintf("the response body broke off after %d bytes", e.Got)
+}
+
+// Unwrap returns the read error.
+func (e *TruncatedError) Unwrap() error { return e.Err }

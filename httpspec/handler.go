@@ -379,6 +379,7 @@ func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.R
 
 func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error) error {
 	var denied *fetch.DeniedError
+	var truncated *fetch.TruncatedError
 	switch {
 	case errors.As(err, &denied):
 		hint := "add the host to the manifest's network allowlist if the tool should reach it"
@@ -393,6 +394,9 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
+	case errors.As(err, &truncated) && cctx.Err() == nil:
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTruncated, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
 	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err, Message: "the call was canceled by its caller"}
 	case cctx.Err() != nil:

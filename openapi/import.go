@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	_ "github.com/httptools/httptools/httpspec" // the manifests are checked with the http kind
 	"github.com/httptools/httptools/synth"
 )
@@ -54,6 +55,17 @@ type Result struct {
 // Import reads an OpenAPI document (JSON or YAML) and returns manifests for
 // its operations.
 func Import(src []byte, opts Options) (*Result, error) {
+	if t := bytes.TrimLeft(src, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		// A JSON document: refused when malformed or nested past the
+		// document limit, before kin-openapi walks it. (YAML has its
+		// parser's own depth limit.)
+		if err := jsoncheck.Check(src, jsoncheck.MaxDocumentDepth); err != nil {
+			var je *jsoncheck.Error
+			if errors.As(err, &je) && je.Kind == jsoncheck.TooDeep {
+				return nil, fmt.Errorf("not an OpenAPI document: %w", err)
+			}
+		}
+	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	doc, err := loader.LoadFromData(src)

@@ -13,11 +13,15 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 )
 
 // readJSON decodes a capped request body: 413 over the cap, 400 with the
-// byte offset on malformed JSON.
+// byte offset on malformed JSON, and 400 for a member named twice or nesting
+// over the document limit (jsoncheck), so that no field is read two ways.
+// In an invoke body, such a fault under "input" is the input's:
+// input-validation-failed with the pointer into the input.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes))
 	if err != nil {
@@ -29,12 +33,35 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, http.StatusBadRequest, "bad-request", "", "cannot read the body")
 		return false
 	}
+	if err := jsoncheck.Check(body, jsoncheck.MaxDocumentDepth); err != nil {
+		var je *jsoncheck.Error
+		errors.As(err, &je)
+		if je.Kind == jsoncheck.Syntax {
+			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("malformed JSON at byte %d: %s", je.Offset, je.Detail()))
+			return false
+		}
+		ptr := je.Pointer
+		if je.Kind == jsoncheck.Duplicate {
+			ptr += "/" + strings.ReplaceAll(strings.ReplaceAll(je.Name, "~", "~0"), "/", "~1")
+		}
+		if in, ok := strings.CutPrefix(ptr, "/input"); ok && (in == "" || in[0] == '/') && r.PathValue("id") != "" {
+			where := in
+			if where == "" {
+				where = "/"
+			}
+			msg := fmt.Sprintf("input failed validation: %s: %v", where, err)
+			writeJSON(w, http.StatusBadRequest, map[string]errorBody{"error": {
+				Code: string(synth.CodeInputValidationFailed), Reason: synth.ReasonInputInvalid, Message: msg,
+				Details: map[string]any{"violations": []synth.Violation{{Pointer: in, Message: err.Error()}}},
+			}})
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, "the body "+err.Error())
+		return false
+	}
 	if err := json.Unmarshal(body, v); err != nil {
-		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &se):
-			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
 		case errors.As(err, &te):
 			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("at byte %d: %s must be %s", te.Offset, te.Field, te.Type))
 		default:

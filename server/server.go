@@ -138,7 +138,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.authed(s.revokeConnection))
-	mux.Handle("/mcp", s.authed(s.mcpHandler().ServeHTTP))
+	mcpHandler := s.mcpHandler()
+	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
+		mcpHandler.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})

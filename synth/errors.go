@@ -37,6 +37,7 @@ const (
 	ReasonResponseNotJSON             = "response-not-json"
 	ReasonResponseNotText             = "response-not-text"
 	ReasonResponseTooLarge            = "response-too-large"
+	ReasonResponseTruncated           = "response-truncated"
 	ReasonTimeout                     = "timeout"
 	ReasonCanceled                    = "canceled"
 	ReasonInvalidURL                  = "invalid-url"

@@ -189,6 +189,19 @@ func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
 	}
 }
 
+// CheckJSON checks a document the way manifests are checked before their
+// schema: one well-formed JSON value, no member named twice at any depth, no
+// deeper than jsoncheck's document limit (512). It returns the problem with
+// its field path, or nil. The project's other formats (apps.json, OpenAPI
+// documents in JSON) use it.
+func CheckJSON(src []byte) []Problem {
+	var ps Problems
+	if _, ok := parseDocument(src, &ps); ok {
+		return nil
+	}
+	return ps.List()
+}
+
 // parseDocument reads a document the project is given (a manifest, a case
 // file) for the schema validator, after jsoncheck: a member named twice is
 // an error at its field path (a JSON reader would take either copy), and so
