@@ -56,31 +56,6 @@ type failing struct{ err error }
 
 func (f failing) ResolveSecret(context.Context, synth.SecretRef) (string, error) { return "", f.err }
 
-func TestRedactor(t *testing.T) {
-	var r auth.Redactor
-	if r.Redact("abc") != "abc" || !r.Empty() {
-		t.Error("the zero Redactor must change nothing")
-	}
-	r.Add("")
-	r.Add("tok/+en \"q\"")
-	r.Add("tok")
-	for _, tc := range []struct{ in, want string }{
-		{`raw tok/+en "q" end`, "raw [REDACTED] end"},
-		{"query tok%2F%2Ben+%22q%22 end", "query [REDACTED] end"},
-		{"path tok%2F+en%20%22q%22 end", "path [REDACTED] end"},
-		{`json "tok/+en \"q\"" end`, `json "[REDACTED]" end`},
-		{"short tok alone", "short [REDACTED] alone"},
-		{"nothing here", "nothing here"},
-	} {
-		if got := r.Redact(tc.in); got != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	if !r.Contains("x tok y") || r.Contains("nothing") {
-		t.Error("Contains")
-	}
-}
-
 func TestResolveBearerAndHeader(t *testing.T) {
 	ctx := context.Background()
 	tc := synth.CallContext{SecretResolver: auth.Map{"p/T": "v"}}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/httptools/httptools/redact"
 )
 
 // Version is the httptools version, sent in the default User-Agent.
@@ -162,9 +163,10 @@ type Request struct {
 	Allowlist  []string
 	Restricted bool
 	// AuthHeaders are the headers that carry credentials; they are dropped
-	// on a redirect to another host, as is any header holding one of Secrets.
+	// on a redirect to another host, as is any header holding one of
+	// Secrets, in any spelling. Secrets also redacts the audit record.
 	AuthHeaders []string
-	Secrets     []string
+	Secrets     *redact.Set
 	// MaxBody caps the response body; 0 means DefaultMaxBodyBytes.
 	MaxBody int64
 	// SuccessMin and SuccessMax: a status in this range is never retried.
@@ -326,7 +328,7 @@ func checkRedirect(r *http.Request, via []*http.Request) error {
 		}
 		for name, vals := range r.Header {
 			for _, v := range vals {
-				if holdsSecret(v, cl.req.Secrets) {
+				if cl.req.Secrets.Contains(v) {
 					delete(r.Header, name)
 					break
 				}
@@ -336,16 +338,8 @@ func checkRedirect(r *http.Request, via []*http.Request) error {
 	return nil
 }
 
-func holdsSecret(v string, secrets []string) bool {
-	for _, s := range secrets {
-		if s != "" && strings.Contains(v, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// audit writes the one record of a call: no URL, no header, no body.
+// audit writes the one record of a call: no URL, no header, no body, and
+// every string in it redacted with the call's secrets.
 func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, d time.Duration) {
 	var de *DeniedError
 	level := slog.LevelInfo
@@ -360,18 +354,19 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if cl.remote != nil {
 		ip = cl.remote.String()
 	}
+	sec := cl.req.Secrets
 	attrs := []slog.Attr{
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
-		slog.String("host", cl.hostname),
+		slog.String("host", sec.Redact(cl.hostname)),
 		slog.String("ip", ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", d.Milliseconds()),
 	}
 	switch {
 	case de != nil:
-		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", de.Why))
+		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
 		if de.IP.IsValid() {
 			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
 		}
@@ -382,23 +377,23 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		attrs = append(attrs, slog.Int("status", resp.Status))
 	}
 	if err != nil && de == nil {
-		attrs = append(attrs, slog.String("error", Describe(err, cl.req.Secrets)))
+		attrs = append(attrs, slog.String("error", Describe(err, sec)))
 	}
 	c.logger.LogAttrs(ctx, level, "outbound call", attrs...)
 }
 
 // Describe words a fetch error without the URL (which may carry query
-// credentials) and without any of secrets.
-func Describe(err error, secrets []string) string {
+// credentials) and with every secret of secrets (nil: none) redacted. A
+// Location header that is not a URL is named, never quoted: it is the
+// upstream's text and may echo anything.
+func Describe(err error, secrets *redact.Set) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	s := err.Error()
-	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[REDACTED]")
-		}
+	if strings.HasPrefix(s, "failed to parse Location header") {
+		return "the redirect's Location header is not a valid URL"
 	}
-	return s
+	return secrets.Redact(s)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/redact"
 )
 
 var (
@@ -69,6 +70,8 @@ func TestCrossHostRedirectDropsCredentials(t *testing.T) {
 	h.name("other.test", []netip.Addr{publicB})
 	h.route(publicA, api.port(), api.Server)
 	h.route(publicB, other.port(), other.Server)
+	secrets := &redact.Set{}
+	secrets.Add("tok-123", "key-456")
 	req := func(path string) *fetch.Request {
 		return &fetch.Request{Method: "POST", URL: fmt.Sprintf("http://api.x.test:%d%s", api.port(), path), Body: []byte(`{"a":1}`),
 			Header: http.Header{
@@ -77,7 +80,7 @@ func TestCrossHostRedirectDropsCredentials(t *testing.T) {
 				"X-Signed":        {"v1=key-456-signed"},
 				"X-Request-Trace": {"keep-me"},
 			},
-			AuthHeaders: []string{"X-Api-Key"}, Secrets: []string{"tok-123", "key-456"}, SuccessMin: 200, SuccessMax: 299}
+			AuthHeaders: []string{"X-Api-Key"}, Secrets: secrets, SuccessMin: 200, SuccessMax: 299}
 	}
 	if _, err := h.client.Do(context.Background(), req("/same")); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -29,6 +28,7 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 
 // Describe renders the request as DryRun does, secrets redacted.
 func (r *Request) Describe() json.RawMessage {
+	r = r.forPrinting()
 	names := make([]string, 0, len(r.Header))
 	for k := range r.Header {
 		names = append(names, k)
@@ -72,6 +72,7 @@ func isJSONType(ct string) bool {
 // line can be pasted as is; any other value of the secret that shows up (in
 // a header filled from input, say) is redacted.
 func (r *Request) Curl() string {
+	r = r.forPrinting()
 	var b strings.Builder
 	b.WriteString("curl")
 	if r.Method != "GET" {
@@ -85,6 +86,14 @@ func (r *Request) Curl() string {
 	sort.Strings(names)
 	for _, k := range names {
 		for _, v := range r.Header[k] {
+			if k == r.credentialHeader && r.credentialVar != "" && strings.HasSuffix(v, r.credential) {
+				// The header that carries the credential: the credential
+				// itself as its variable, and nowhere else, so that a
+				// short secret never rewrites the host or the body.
+				head := k + ": " + strings.TrimSuffix(v, r.credential)
+				b.WriteString(" \\\n  -H " + singleQuote(r.redactor.Redact(head)) + `"$` + r.credentialVar + `"`)
+				continue
+			}
 			b.WriteString(" \\\n  -H " + r.shellWord(k+": "+v))
 		}
 	}
@@ -94,28 +103,18 @@ func (r *Request) Curl() string {
 	return b.String()
 }
 
-// shellWord quotes s for a POSIX shell: literal text in single quotes, the
-// credential as "$VAR", other secrets redacted.
-func (r *Request) shellWord(s string) string {
-	if r.credential == "" || r.credentialVar == "" {
-		return singleQuote(r.redactor.Redact(s))
-	}
-	parts := strings.Split(s, r.credential)
-	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(`"$` + r.credentialVar + `"`)
-		}
-		if p != "" || len(parts) == 1 {
-			b.WriteString(singleQuote(r.redactor.Redact(p)))
-		}
-	}
-	return b.String()
+// forPrinting is r with a redactor of the secrets long enough to search for
+// (redact.Set.Long): the credential is shown as its variable by position.
+func (r *Request) forPrinting() *Request {
+	c := *r
+	c.redactor = r.redactor.Long()
+	return &c
 }
+
+// shellWord quotes s for a POSIX shell, any secret in it redacted.
+func (r *Request) shellWord(s string) string { return singleQuote(r.redactor.Redact(s)) }
 
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Redactor returns the redactor holding the secrets resolved for r.
-func (r *Request) Redactor() *auth.Redactor { return r.redactor }

@@ -17,6 +17,7 @@ import (
 	"github.com/httptools/httptools/body"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/httptools/httptools/redact"
 	"github.com/httptools/httptools/synth"
 	"github.com/tidwall/gjson"
 )
@@ -150,11 +151,12 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
-	// redactor knows every secret resolved for this request.
-	redactor *auth.Redactor
+	// redactor knows every secret resolved for this request: the call's.
+	redactor *redact.Set
 	// credential is the resolved secret or token, for a 401 retry;
-	// credentialVar the variable that stands for it in a printed curl.
-	credential, credentialVar string
+	// credentialVar the variable that stands for it in a printed curl, in
+	// the header credentialHeader.
+	credential, credentialVar, credentialHeader string
 }
 
 // Prepare runs invoke steps 2–5: URL, headers, auth and body.
@@ -170,7 +172,11 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	if err != nil {
 		return nil, err
 	}
-	r := &Request{Method: h.Spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: &auth.Redactor{}}
+	secrets := call.Secrets
+	if secrets == nil {
+		secrets = &redact.Set{}
+	}
+	r := &Request{Method: h.Spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: secrets}
 	// One backing array for every header value; each slice is capped so an
 	// Add by someone else reallocates instead of writing into a neighbour.
 	vals := make([]string, len(h.headers))
@@ -220,8 +226,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 			return nil, err
 		}
 		r.redactor.Add(cred.Secret)
-		r.credential = cred.Secret
-		r.credentialVar = cred.Var
+		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, cred.Var, http.CanonicalHeaderKey(cred.Header)
 		if strings.ContainsAny(cred.Value, "\r\n\x00") {
 			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}
@@ -370,7 +375,7 @@ func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.R
 	return h.client.Do(ctx, &fetch.Request{
 		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
 		Allowlist: h.allowlist, Restricted: h.restricted,
-		AuthHeaders: h.authHeaders, Secrets: r.redactor.Secrets(),
+		AuthHeaders: h.authHeaders, Secrets: r.redactor,
 		MaxBody:    h.maxBody,
 		SuccessMin: rng.Min, SuccessMax: rng.Max,
 		Tool: h.toolID, Tenant: tenant,
@@ -390,7 +395,7 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 			Message: r.redactor.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTooManyRedirects, Err: err,
-			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, nil)))}
+			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
@@ -404,7 +409,7 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 			Message: fmt.Sprintf("timed out after %dms", h.Spec.Timeout())}
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonFetchFailed, Err: err,
-		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor.Secrets())))}
+		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
 }
 
 func (h *Handler) cap() int64 {
@@ -475,13 +480,13 @@ func redactURL(raw string) string {
 		return "[unparseable URL]"
 	}
 	if u.User != nil {
-		u.User = url.User(auth.Redacted)
+		u.User = url.User(redact.Mask)
 	}
 	q := u.Query()
 	changed := false
 	for k := range q {
 		if looksSecret(k) {
-			q[k] = []string{auth.Redacted}
+			q[k] = []string{redact.Mask}
 			changed = true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/redact/redacttest"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -304,5 +306,52 @@ func TestTruncatedAnswerIsNotAnOutput(t *testing.T) {
 	}
 	if truncated != 300 {
 		t.Errorf("%d of 300 calls were response-truncated", truncated)
+	}
+}
+
+// TestDryRunNeverShowsTheSecret: random secrets × every spelling, put in a
+// header and the body through the input: the dry run (JSON and curl) holds
+// none of them; a one-character secret leaves the host and body alone.
+func TestDryRunNeverShowsTheSecret(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	spec := `{"kind":"http","method":"POST","urlTemplate":"https://api.example.com/x","headers":[{"name":"X-Echo","value":"{echo}"}],
+		"requestBody":{"kind":"text","template":"echo={echo}"},"authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"T"}}}`
+	tool := load(t, "", spec, `"input":{"type":"object","properties":{"echo":{"type":"string"}}}`)
+	leaks := 0
+	for range 40 {
+		secret := redacttest.RandomSecret(r)
+		tc := synth.CallContext{SecretResolver: mapResolver{"production/T": secret}}
+		for enc, f := range redacttest.Encodings {
+			form := f(secret)
+			if strings.ContainsAny(form, "\r\n\x00") {
+				continue
+			}
+			in, _ := json.Marshal(map[string]string{"echo": form})
+			out, err := tool.DryRun(context.Background(), tc, in)
+			if err != nil {
+				t.Fatalf("%s: %v", enc, err)
+			}
+			var d struct{ Curl string }
+			json.Unmarshal(out, &d)
+			for _, s := range []string{string(out), d.Curl} {
+				if strings.Contains(s, secret) || (len(form) >= 8 && strings.Contains(s, form)) {
+					leaks++
+					t.Errorf("%s of %q in the dry run: %s", enc, secret, s)
+				}
+			}
+		}
+	}
+	if leaks != 0 {
+		t.Errorf("%d leaks", leaks)
+	}
+	tc := synth.CallContext{SecretResolver: mapResolver{"production/T": "x"}}
+	out, err := tool.DryRun(context.Background(), tc, json.RawMessage(`{"echo":"example"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Curl string }
+	json.Unmarshal(out, &d)
+	if !strings.Contains(d.Curl, "'https://api.example.com/x'") || !strings.Contains(d.Curl, "'echo=example'") || !strings.Contains(d.Curl, `'Authorization: Bearer '"$HTTPTOOLS_SECRET_PRODUCTION_T"`) {
+		t.Errorf("a one-character secret changed the curl line:\n%s", d.Curl)
 	}
 }

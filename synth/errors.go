@@ -3,6 +3,8 @@ package synth
 import (
 	"fmt"
 	"strings"
+
+	"github.com/httptools/httptools/redact"
 )
 
 // Code is an error code of the reference runtime.
@@ -134,18 +136,52 @@ func PreconditionFailed(reason, format string, args ...any) *Error {
 	return &Error{Code: CodePreconditionFailed, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// finish stamps the tool id and the reference runtime's message prefix.
+// finish returns a copy of e with the tool id and the reference runtime's
+// message prefix. e itself is never changed: it may be shared.
 func (e *Error) finish(toolID string) *Error {
-	e.ToolID = toolID
-	switch e.Code {
+	c := *e
+	c.ToolID = toolID
+	switch c.Code {
 	case CodeHandlerError:
-		if !strings.HasPrefix(e.Message, "Tool ") {
-			e.Message = fmt.Sprintf("Tool %q handler threw: %s", toolID, e.Message)
+		if !strings.HasPrefix(c.Message, "Tool ") {
+			c.Message = fmt.Sprintf("Tool %q handler threw: %s", toolID, c.Message)
 		}
 	case CodePreconditionFailed:
-		if !strings.HasPrefix(e.Message, "Tool ") {
-			e.Message = fmt.Sprintf("Tool %q was not run: %s: %s", toolID, e.Reason, e.Message)
+		if !strings.HasPrefix(c.Message, "Tool ") {
+			c.Message = fmt.Sprintf("Tool %q was not run: %s: %s", toolID, c.Reason, c.Message)
 		}
+	}
+	return &c
+}
+
+// redacted returns e with every secret of the call removed from the words
+// it carries: message, body, violations and problems. e must be a copy the
+// caller owns (finish makes one).
+func (e *Error) redacted(secrets *redact.Set) *Error {
+	if secrets.Empty() {
+		return e
+	}
+	e.Message = secrets.Redact(e.Message)
+	e.Body = secrets.Redact(e.Body)
+	if len(e.Violations) > 0 {
+		vs := make([]Violation, len(e.Violations))
+		for i, v := range e.Violations {
+			vs[i] = Violation{Pointer: secrets.Redact(v.Pointer), Message: secrets.Redact(v.Message)}
+		}
+		e.Violations = vs
+	}
+	if e.Err != nil {
+		e.Err = &redactedCause{msg: secrets.Redact(e.Err.Error()), err: e.Err}
 	}
 	return e
 }
+
+// redactedCause keeps a cause for errors.Is and errors.As while its text is
+// the redacted one.
+type redactedCause struct {
+	msg string
+	err error
+}
+
+func (c *redactedCause) Error() string { return c.msg }
+func (c *redactedCause) Unwrap() error { return c.err }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/httptools/httptools/redact"
 	"sort"
 	"sync"
 )
@@ -22,6 +23,11 @@ type Call struct {
 	Tool    *Tool
 	Context ToolContext
 	Input   json.RawMessage // a JSON object, validated, defaults filled
+	// Secrets is the call's redactor: a handler adds every secret value it
+	// resolves, and Invoke redacts them from everything it returns that is
+	// the library's own words (error messages, bodies, violations, dry
+	// runs), in every spelling package redact knows.
+	Secrets *redact.Set
 }
 
 // Output is what a handler returns.

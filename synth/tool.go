@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/httptools/httptools/redact"
 )
 
 // Tool is a loaded, checked manifest with its synthesized handler. It is
@@ -112,21 +113,24 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 	if t.handler == nil {
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	out, err := t.handler.Handle(ctx, &Call{Tool: t, Context: tc, Input: in})
+	secrets := &redact.Set{}
+	out, err := t.handler.Handle(ctx, &Call{Tool: t, Context: tc, Input: in, Secrets: secrets})
 	if err != nil {
-		return nil, t.wrap(err)
+		return nil, t.wrap(err).redacted(secrets)
 	}
 	if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
-		return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err))
+		return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
 	}
 	if !o.skipOutput && t.output != nil {
 		if vs := t.output.validate(ctx, out.JSON, jsoncheck.Options{AllowInvalidUTF8: true}); vs != nil {
+			// The violations quote the output, which may echo the
+			// credential: redacted like every message.
 			return nil, (&Error{
 				Code:       CodeOutputValidationFailed,
 				Status:     out.Status,
 				Violations: vs,
 				Message:    fmt.Sprintf("Tool %q output failed validation: %s", t.ID(), summarize(vs)),
-			}).finish(t.ID())
+			}).finish(t.ID()).redacted(secrets)
 		}
 	}
 	return &Result{
@@ -208,8 +212,10 @@ func summarize(vs []Violation) string {
 	return strings.Join(parts, "; ")
 }
 
-// wrap makes any handler error a *Error of this tool.
-func (t *Tool) wrap(err error) error {
+// wrap makes any handler error a *Error of this tool: a copy, never the
+// error the handler returned, which may be shared (a connection source hands
+// one error to every waiter of a refresh).
+func (t *Tool) wrap(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.finish(t.ID())
@@ -232,9 +238,10 @@ func (t *Tool) DryRun(ctx context.Context, tc ToolContext, input json.RawMessage
 	if !ok {
 		return nil, HandlerError("", "this tool's handler cannot describe a call without making it").finish(t.ID())
 	}
-	out, err := dr.DryRun(ctx, &Call{Tool: t, Context: tc, Input: in})
+	secrets := &redact.Set{}
+	out, err := dr.DryRun(ctx, &Call{Tool: t, Context: tc, Input: in, Secrets: secrets})
 	if err != nil {
-		return nil, t.wrap(err)
+		return nil, t.wrap(err).redacted(secrets)
 	}
-	return out, nil
+	return secrets.Long().RedactJSON(out), nil
 }
