@@ -93,8 +93,11 @@ func secretError(ref synth.SecretRef, err error) error {
 		return synth.PreconditionFailed(synth.ReasonSecretUnavailable,
 			"secret %s is not set: store it for the tenant, or for local use set %s", ref, EnvVar(ref))
 	}
-	return &synth.Error{Code: synth.CodePreconditionFailed, Reason: synth.ReasonSecretUnavailable,
-		Message: fmt.Sprintf("secret %s could not be read", ref), Err: err}
+	// Any other failure is the resolver's backend (a store that is down,
+	// frozen or unreadable), not the call's: it may be tried again. The
+	// backend's words stay in Err, out of the message.
+	return &synth.Error{Code: synth.CodePreconditionFailed, Reason: synth.ReasonStoreUnavailable,
+		Message: fmt.Sprintf("secret %s could not be read: the secret store is unavailable for now: try again shortly", ref), Err: err}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, synth.ErrSecretNotFound) }

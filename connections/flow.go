@@ -70,11 +70,16 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
 		scopes = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 	}
+	issued := m.now()
+	expiry := tok.Expiry
+	if tok.ExpiresIn > 0 {
+		expiry = issued.Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
 	rec, err := m.Store.SaveConnection(ctx, &Record{
 		Tenant: st.Tenant, App: st.App, Owner: st.Owner,
 		Permissions: app.grantedPermissions(scopes), Scopes: scopes,
-		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry,
-		Status: StatusActive, LastRefresh: m.now(),
+		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: expiry,
+		Status: StatusActive, LastRefresh: issued,
 	})
 	if err != nil {
 		return nil, err

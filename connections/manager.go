@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 const (
 	DefaultSkew           = 5 * time.Minute
 	DefaultRefreshTimeout = 15 * time.Second
+	DefaultLeaseTTL       = time.Minute
 	StateLifetime         = 10 * time.Minute
 )
 
@@ -31,8 +33,9 @@ type Manager struct {
 	Apps  Apps
 	// RedirectURL is the OAuth callback: <public-url>/v1/oauth/callback.
 	RedirectURL string
-	// Skew: a token that expires within it is refreshed; it is also how long
-	// a token is served from memory without asking the store. 0 means 5 min.
+	// Skew caps how early a token is refreshed: a tenth of its lifetime, at
+	// most Skew; the same bound is how long a token is served from memory
+	// without asking the store. 0 means 5 min.
 	Skew time.Duration
 	// RefreshTimeout bounds a token request, which runs on a fresh context
 	// (never the caller's, which may be cancelled). 0 means 15 s.
@@ -46,8 +49,18 @@ type Manager struct {
 	// "ok", "needs-reauth" or "failed" (for metrics).
 	OnRefresh func(outcome string)
 
-	group singleflight.Group
-	cache sync.Map // cacheKey → *cached
+	// LeaseTTL bounds how long a replica's refresh holds others off; 0
+	// means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Logger receives what the operator should know (a token write being
+	// retried); nil means slog.Default().
+	Logger *slog.Logger
+
+	group   singleflight.Group
+	cache   sync.Map // cacheKey → *cached
+	pending sync.Map // cacheKey → *Record: issued by the provider, not yet stored
+	idOnce  sync.Once
+	id      string // this manager's lease owner id
 }
 
 var _ synth.ConnectionSource = (*Manager)(nil)
@@ -127,9 +140,13 @@ func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) 
 	key := cacheKey(req.Tenant, need.App, own)
 	now := m.now()
 	var rec *Record
-	if c, ok := m.cache.Load(key); ok && req.Rejected == "" {
+	if p := m.pendingOf(key); p != nil {
+		// A token the provider issued that the store has not taken yet:
+		// it is the only one to use, and the only refresh token to send.
+		rec = p
+	} else if c, ok := m.cache.Load(key); ok && req.Rejected == "" {
 		c := c.(*cached)
-		if now.Sub(c.at) < m.skew() && c.rec.fresh(now, m.skew()) {
+		if now.Sub(c.at) < m.skewOf(c.rec) && c.rec.fresh(now, m.skewOf(c.rec)) {
 			rec = c.rec
 		}
 	}
@@ -138,14 +155,14 @@ func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) 
 			if errors.Is(err, ErrNotFound) {
 				return "", notConnected(need.App, own)
 			}
-			return "", err
+			return "", storeUnavailable(err)
 		}
 	}
 	if err := usable(rec, need, own); err != nil {
 		m.cache.Delete(key)
 		return "", err
 	}
-	if req.Rejected == "" && rec.fresh(now, m.skew()) {
+	if req.Rejected == "" && rec.fresh(now, m.skewOf(rec)) {
 		m.cache.Store(key, &cached{rec, now})
 		return rec.AccessToken, nil
 	}
@@ -155,6 +172,28 @@ func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) 
 	}
 	m.cache.Store(key, &cached{rec, m.now()})
 	return rec.AccessToken, nil
+}
+
+// skewOf is how early a token is refreshed: a tenth of its lifetime, at
+// most Skew (5 minutes), so that a 60-second token is refreshed 6 seconds
+// before it expires rather than on every call. A record whose lifetime is
+// unknown (no issue time) gets Skew.
+func (m *Manager) skewOf(rec *Record) time.Duration {
+	skew := m.skew()
+	if rec.Expiry.IsZero() || rec.LastRefresh.IsZero() {
+		return skew
+	}
+	if life := rec.Expiry.Sub(rec.LastRefresh); life > 0 {
+		return min(skew, life/10)
+	}
+	return skew
+}
+
+// storeUnavailable is the call error for a store that failed: the caller
+// may try again; no driver text.
+func storeUnavailable(err error) error {
+	return &synth.Error{Code: synth.CodePreconditionFailed, Reason: synth.ReasonStoreUnavailable, Err: err,
+		Message: "the connection store is unavailable for now: try again shortly"}
 }
 
 // usable checks the status and the permissions of a connection.
@@ -174,109 +213,6 @@ func usable(rec *Record, need synth.ConnectionNeed, own string) error {
 			"the %s connection of %s lacks permission %s: reconnect it with %s to grant it", need.App, whose(own), strings.Join(missing, ", "), connectHint(need.App, own))
 	}
 	return nil
-}
-
-// refresh gets a new access token for a connection: once per connection in
-// this process (singleflight) and once across replicas (the row lock), on a
-// fresh bounded context.
-func (m *Manager) refresh(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (*Record, error) {
-	key := cacheKey(tenant, need.App, own)
-	ch := m.group.DoChan(key, func() (any, error) {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.refreshTimeout())
-		defer cancel()
-		return m.refreshLocked(rctx, tenant, need, own, rejected)
-	})
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(*Record), nil
-	}
-}
-
-// errTransient marks a failed token request that leaves the connection
-// active.
-type errTransient struct{ msg string }
-
-func (e *errTransient) Error() string { return e.msg }
-
-func (m *Manager) refreshLocked(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (*Record, error) {
-	app := m.Apps[need.App]
-	var before *Record
-	rec, err := m.Store.UpdateLocked(ctx, tenant, need.App, own, func(cur *Record) (*Record, error) {
-		before = cur
-		now := m.now()
-		switch {
-		case cur == nil:
-			return nil, ErrNotFound
-		case cur.Status != StatusActive:
-			return nil, usable(cur, need, own)
-		case rejected == "" && cur.fresh(now, m.skew()):
-			return nil, nil // another caller or replica refreshed it meanwhile
-		case rejected != "" && cur.AccessToken != rejected && cur.fresh(now, 0):
-			return nil, nil // refreshed since the upstream refused the old one
-		case cur.RefreshToken == "":
-			if cur.fresh(now, 0) && rejected == "" {
-				return nil, nil // nothing to refresh with yet; serve it while valid
-			}
-			next := *cur
-			next.Status, next.LastError = StatusNeedsReauth, "the access token expired and there is no refresh token"
-			return &next, usable(&next, need, own)
-		}
-		conf := app.oauthConfig(m.RedirectURL, nil)
-		tok, err := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
-		next := *cur
-		next.LastRefresh = now
-		if err != nil {
-			var re *oauth2.RetrieveError
-			if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
-				m.report("needs-reauth")
-				// The refresh token sent is the stored one (we hold the
-				// lock): the grant is gone, the person must reconnect.
-				next.Status = StatusNeedsReauth
-				next.LastError = "invalid_grant: " + re.ErrorDescription
-				return &next, usable(&next, need, own)
-			}
-			next.LastError = describeTokenError(err)
-			m.report("failed")
-			return &next, &errTransient{next.LastError}
-		}
-		m.report("ok")
-		next.AccessToken = tok.AccessToken
-		if tok.RefreshToken != "" {
-			next.RefreshToken = tok.RefreshToken // rotated; else keep the old one
-		}
-		next.Expiry = tok.Expiry
-		next.LastError = ""
-		if s, ok := tok.Extra("scope").(string); ok && s != "" {
-			next.Scopes = strings.Fields(s)
-			next.Permissions = app.grantedPermissions(next.Scopes)
-		}
-		return &next, nil
-	})
-	var tr *errTransient
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, notConnected(need.App, own)
-	case errors.As(err, &tr):
-		// The token endpoint failed for now: the connection stays active,
-		// and its token serves while it is valid (not when it was refused).
-		if before != nil && rejected == "" && before.fresh(m.now(), 0) {
-			return before, nil
-		}
-		return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-			"refreshing the %s connection of %s failed (%s); it stays connected: try again", need.App, whose(own), tr.msg)
-	case err != nil:
-		var se *synth.Error
-		if errors.As(err, &se) {
-			return nil, se
-		}
-		return nil, fmt.Errorf("connections: refresh: %w", err)
-	}
-	return rec, nil
 }
 
 func (m *Manager) report(outcome string) {

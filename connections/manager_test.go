@@ -86,7 +86,8 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) manager(s Store) *Manager {
-	return &Manager{Store: s, Apps: e.apps, RedirectURL: "http://127.0.0.1:8080/v1/oauth/callback", Now: e.clock.Now}
+	return &Manager{Store: s, Apps: e.apps, RedirectURL: "http://127.0.0.1:8080/v1/oauth/callback", Now: e.clock.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 // connect stores a connection whose tokens the provider issued; expired
@@ -107,11 +108,15 @@ func (e *env) connect(t *testing.T, s Store, tenant, owner string, expired bool)
 }
 
 func (e *env) tool(t *testing.T, as string, perms ...string) *synth.Tool {
+	return e.toolWithID(t, "gmail.send", as, perms...)
+}
+
+func (e *env) toolWithID(t *testing.T, id, as string, perms ...string) *synth.Tool {
 	if perms == nil {
 		perms = []string{"gmail.send"}
 	}
 	p, _ := json.Marshal(perms)
-	tool, err := e.loader.Load([]byte(`{"id":"gmail.send","description":"d","version":"1.0.0","mutating":true,
+	tool, err := e.loader.Load([]byte(`{"id":"` + id + `","description":"d","version":"1.0.0","mutating":true,
 		"input":{"type":"object"},"output":{"type":"object"},
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":` + string(p) + `,"as":"` + as + `"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"` + e.api.URL + `/send","authorization":{"kind":"connection","connection":"gmail"}}}`))

@@ -10,6 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,25 +28,62 @@ type SQLStore struct {
 	db   *sql.DB
 	pg   bool
 	keys *Keyring
+	// Timeout bounds every call, so that a frozen database holds no caller
+	// longer than this; 0 means DefaultStoreTimeout.
+	Timeout time.Duration
+}
+
+// DefaultStoreTimeout bounds each store call.
+const DefaultStoreTimeout = 5 * time.Second
+
+// bound gives a store call its timeout.
+func (s *SQLStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.Timeout
+	if d <= 0 {
+		d = DefaultStoreTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// fail wraps a driver error as a StoreError; not-found errors pass as they
+// are.
+func fail(op string, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, synth.ErrSecretNotFound) {
+		return err
+	}
+	var se *StoreError
+	if errors.As(err, &se) {
+		return err
+	}
+	return &StoreError{Op: op, Err: err}
 }
 
 var _ Store = (*SQLStore)(nil)
 
-// Open opens "sqlite:PATH" or "postgres://…" and runs the migrations.
+// Open opens "sqlite:PATH" or "postgres://…", runs the migrations and checks
+// that the database takes a write. Its errors name the database (a SQLite
+// file, or PostgreSQL's host and database, never the user or password) and
+// the cause: a missing or read-only folder or file, a refused connection.
 func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 	var s *SQLStore
+	var name string
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		name = "sqlite:" + path
+		if err := sqliteUsable(path); err != nil {
+			return nil, fmt.Errorf("store %s: %w", name, err)
+		}
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
 		s = &SQLStore{db: db, keys: keys}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		name = "postgres " + pgName(dsn)
 		db, err := sql.Open("pgx", dsn)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
 		db.SetMaxOpenConns(32)
 		s = &SQLStore{db: db, pg: true, keys: keys}
@@ -51,11 +91,66 @@ func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 		scheme, _, _ := strings.Cut(dsn, ":") // never the rest: it may hold a password
 		return nil, fmt.Errorf("connections: database kind %q: want sqlite:PATH or postgres://…", scheme)
 	}
-	if err := s.migrate(ctx); err != nil {
+	mctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := s.migrate(mctx); err != nil {
 		s.db.Close()
-		return nil, err
+		return nil, fmt.Errorf("store %s: cannot set up its tables: %s", name, words(err))
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("store %s: takes no writes: %s", name, words(err))
 	}
 	return s, nil
+}
+
+// sqliteUsable names what stops SQLite from opening path, before SQLite
+// says "unable to open database file".
+func sqliteUsable(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its folder %s does not exist or cannot be read (%v): create it, or point --db elsewhere", dir, errors.Unwrap(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a folder, not a database file", path)
+		}
+		if f, err := os.OpenFile(path, os.O_RDWR, 0); err != nil {
+			return fmt.Errorf("the file cannot be opened for writing (%v): check its owner and mode", errors.Unwrap(err))
+		} else {
+			f.Close()
+		}
+	}
+	// SQLite writes a -wal and -shm file beside the database.
+	probe, err := os.CreateTemp(dir, ".httptools-probe-*")
+	if err != nil {
+		return fmt.Errorf("its folder %s is not writable (%v): SQLite needs to create files beside the database", dir, errors.Unwrap(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// pgName is "host/database" of a DSN, never its user or password.
+func pgName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable DSN)"
+	}
+	return u.Host + u.Path
+}
+
+// words is a driver error's text, for the operator at start-up.
+func words(err error) string {
+	var se *StoreError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return err.Error()
 }
 
 // migrations run in order, once each; never edit one that has shipped.
@@ -101,6 +196,12 @@ var migrations = []string{
 		hash TEXT PRIMARY KEY,
 		tenant TEXT NOT NULL,
 		created BIGINT NOT NULL
+	)`,
+	`ALTER TABLE connections ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE connections ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+	CREATE TABLE probes (
+		id TEXT PRIMARY KEY,
+		at BIGINT NOT NULL
 	)`,
 }
 
@@ -162,8 +263,14 @@ func (s *SQLStore) q(query string) string {
 	return b.String()
 }
 
-// Ping implements Store.
-func (s *SQLStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+// Ping implements Store: the database answers and takes a write (a
+// read-only file or a full disk is not ready).
+func (s *SQLStore) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO probes (id, at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at`), "ready", ms(time.Now()))
+	return fail("write check", err)
+}
 
 // Close implements Store.
 func (s *SQLStore) Close() error { return s.db.Close() }
@@ -171,7 +278,7 @@ func (s *SQLStore) Close() error { return s.db.Close() }
 // DB exposes the database, for tests that read raw rows.
 func (s *SQLStore) DB() *sql.DB { return s.db }
 
-const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated`
+const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated, lease_owner, lease_until`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -179,9 +286,9 @@ func (s *SQLStore) scanConn(row scanner) (*Record, error) {
 	var r Record
 	var perms, scopes, keyID string
 	var access, refresh []byte
-	var expiry, lastRefresh, created, updated int64
+	var expiry, lastRefresh, created, updated, leaseUntil int64
 	err := row.Scan(&r.ID, &r.Tenant, &r.App, &r.Owner, &perms, &scopes, &keyID, &access, &refresh,
-		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated)
+		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated, &r.LeaseOwner, &leaseUntil)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -196,7 +303,7 @@ func (s *SQLStore) scanConn(row scanner) (*Record, error) {
 	if r.RefreshToken, err = s.open(keyID, refresh, "connection/"+r.ID+"/refresh"); err != nil {
 		return nil, err
 	}
-	r.Expiry, r.LastRefresh, r.Created, r.Updated = fromMs(expiry), fromMs(lastRefresh), fromMs(created), fromMs(updated)
+	r.Expiry, r.LastRefresh, r.Created, r.Updated, r.LeaseUntil = fromMs(expiry), fromMs(lastRefresh), fromMs(created), fromMs(updated), fromMs(leaseUntil)
 	return &r, nil
 }
 
@@ -234,26 +341,31 @@ func fromMs(v int64) time.Time {
 
 // Connection implements Store.
 func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? AND app = ? AND owner = ?`), tenant, app, owner)
-	return s.scanConn(row)
+	rec, err := s.scanConn(row)
+	return rec, fail("read connection", err)
 }
 
 // Connections implements Store.
 func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? ORDER BY app, owner`), tenant)
 	if err != nil {
-		return nil, err
+		return nil, fail("list connections", err)
 	}
 	defer rows.Close()
 	var out []*Record
 	for rows.Next() {
 		r, err := s.scanConn(rows)
 		if err != nil {
-			return nil, err
+			return nil, fail("list connections", err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, fail("list connections", rows.Err())
 }
 
 // SaveConnection implements Store; UpdateLocked keeps the row's id,
@@ -267,9 +379,21 @@ func (s *SQLStore) SaveConnection(ctx context.Context, rec *Record) (*Record, er
 
 // UpdateLocked implements Store. fn gets nil when there is no connection yet.
 func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	rec, fnErr, err := s.updateLocked(ctx, tenant, app, owner, fn)
+	if err != nil {
+		return nil, fail("write connection", err)
+	}
+	return rec, fnErr
+}
+
+// updateLocked runs UpdateLocked's transaction; err is the database's, fnErr
+// fn's own.
+func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (rec *Record, fnErr, err error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE on SQLite (_txlock)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer tx.Rollback()
 	lock := ""
@@ -281,7 +405,7 @@ func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, 
 		cur, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var snapshot *Record
 	if cur != nil {
@@ -291,9 +415,9 @@ func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, 
 	next, fnErr := fn(snapshot)
 	if next == nil {
 		if fnErr != nil {
-			return cur, fnErr
+			return cur, fnErr, nil
 		}
-		return cur, tx.Commit()
+		return cur, nil, tx.Commit()
 	}
 	now := time.Now()
 	next.Tenant, next.App, next.Owner = tenant, app, owner
@@ -309,21 +433,23 @@ func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, 
 	}
 	perms, _ := json.Marshal(nonNil(next.Permissions))
 	scopes, _ := json.Marshal(nonNil(next.Scopes))
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO connections (`+connColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO connections (`+connColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant, app, owner) DO UPDATE SET permissions = excluded.permissions, scopes = excluded.scopes,
 		key_id = excluded.key_id, access_token = excluded.access_token, refresh_token = excluded.refresh_token,
 		expiry = excluded.expiry, status = excluded.status, last_refresh = excluded.last_refresh,
-		last_error = excluded.last_error, version = excluded.version, updated = excluded.updated`),
+		last_error = excluded.last_error, version = excluded.version, updated = excluded.updated,
+		lease_owner = excluded.lease_owner, lease_until = excluded.lease_until`),
 		next.ID, tenant, app, owner, string(perms), string(scopes), s.keys.KeyID(),
 		s.seal(next.AccessToken, "connection/"+next.ID+"/access"), s.seal(next.RefreshToken, "connection/"+next.ID+"/refresh"),
-		ms(next.Expiry), next.Status, ms(next.LastRefresh), next.LastError, next.Version, ms(next.Created), ms(next.Updated))
+		ms(next.Expiry), next.Status, ms(next.LastRefresh), next.LastError, next.Version, ms(next.Created), ms(next.Updated),
+		next.LeaseOwner, ms(next.LeaseUntil))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return next, fnErr
+	return next, fnErr, nil
 }
 
 func nonNil(s []string) []string {
@@ -335,10 +461,12 @@ func nonNil(s []string) []string {
 
 // RevokeConnection implements Store.
 func (s *SQLStore) RevokeConnection(ctx context.Context, tenant, id string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE connections SET status = ?, access_token = NULL, refresh_token = NULL, version = version + 1, updated = ? WHERE tenant = ? AND id = ?`),
 		StatusRevoked, ms(time.Now()), tenant, id)
 	if err != nil {
-		return err
+		return fail("revoke connection", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
@@ -348,14 +476,18 @@ func (s *SQLStore) RevokeConnection(ctx context.Context, tenant, id string) erro
 
 // PutState implements Store.
 func (s *SQLStore) PutState(ctx context.Context, st *State) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO oauth_states (state, tenant, app, owner, key_id, verifier, expires) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		st.State, st.Tenant, st.App, st.Owner, s.keys.KeyID(), s.seal(st.Verifier, "state/"+st.State), ms(st.Expires))
-	return err
+	return fail("store connect state", err)
 }
 
 // TakeState implements Store: the DELETE … RETURNING makes a state single
 // use even when two callbacks race.
 func (s *SQLStore) TakeState(ctx context.Context, state string) (*State, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var st State
 	var keyID string
 	var verifier []byte
@@ -366,11 +498,11 @@ func (s *SQLStore) TakeState(ctx context.Context, state string) (*State, error) 
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, fail("take connect state", err)
 	}
 	st.Expires = fromMs(expires)
 	if st.Verifier, err = s.open(keyID, verifier, "state/"+st.State); err != nil {
-		return nil, err
+		return nil, fail("take connect state", err)
 	}
 	return &st, nil
 }
@@ -381,14 +513,18 @@ func secretAAD(tenant string, ref synth.SecretRef) string {
 
 // PutSecret implements Store.
 func (s *SQLStore) PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, value string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO secrets (tenant, env_name, name, key_id, value, updated) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant, env_name, name) DO UPDATE SET key_id = excluded.key_id, value = excluded.value, updated = excluded.updated`),
 		tenant, ref.EnvName, ref.Name, s.keys.KeyID(), s.keys.Seal([]byte(value), []byte(secretAAD(tenant, ref))), ms(time.Now()))
-	return err
+	return fail("store secret", err)
 }
 
 // Secret implements Store.
 func (s *SQLStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var keyID string
 	var sealed []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT key_id, value FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name).Scan(&keyID, &sealed)
@@ -396,38 +532,42 @@ func (s *SQLStore) Secret(ctx context.Context, tenant string, ref synth.SecretRe
 		return "", fmt.Errorf("no secret %s in tenant %s: %w", ref, tenant, synth.ErrSecretNotFound)
 	}
 	if err != nil {
-		return "", err
+		return "", fail("read secret", err)
 	}
 	b, err := s.keys.Open(keyID, sealed, []byte(secretAAD(tenant, ref)))
 	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", ref, err)
+		return "", fail("decrypt secret", err)
 	}
 	return string(b), nil
 }
 
 // SecretRefs implements Store.
 func (s *SQLStore) SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT env_name, name FROM secrets WHERE tenant = ? ORDER BY env_name, name`), tenant)
 	if err != nil {
-		return nil, err
+		return nil, fail("list secrets", err)
 	}
 	defer rows.Close()
 	var out []synth.SecretRef
 	for rows.Next() {
 		var r synth.SecretRef
 		if err := rows.Scan(&r.EnvName, &r.Name); err != nil {
-			return nil, err
+			return nil, fail("list secrets", err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, fail("list secrets", rows.Err())
 }
 
 // DeleteSecret implements Store.
 func (s *SQLStore) DeleteSecret(ctx context.Context, tenant string, ref synth.SecretRef) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name)
 	if err != nil {
-		return err
+		return fail("delete secret", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
@@ -457,20 +597,24 @@ func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant string) (string, err
 		return "", err
 	}
 	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO api_keys (hash, tenant, created) VALUES (?, ?, ?)`), keyHash(key), tenant, ms(time.Now()))
-	return key, err
+	return key, fail("store API key", err)
 }
 
 // TenantOfKey returns the tenant an API key belongs to, or ErrNotFound.
 // The key is 256 random bits, so one SHA-256 is the right hash: there is
 // nothing to brute-force.
 func (s *SQLStore) TenantOfKey(ctx context.Context, key string) (string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var tenant string
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT tenant FROM api_keys WHERE hash = ?`), keyHash(key)).Scan(&tenant)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", ErrNotFound
 	}
-	return tenant, err
+	return tenant, fail("check API key", err)
 }
 
 func keyHash(key string) string {

@@ -37,11 +37,17 @@ type Record struct {
 	Expiry       time.Time // zero: does not expire
 
 	Status      string
-	LastRefresh time.Time
+	LastRefresh time.Time // when the provider issued the tokens held
 	LastError   string
-	Version     int64 // incremented on every write
-	Created     time.Time
-	Updated     time.Time
+	// LeaseOwner and LeaseUntil mark a refresh under way: the replica whose
+	// Manager took the lease asks the provider, outside any transaction,
+	// and the others wait for it (or serve the old token while it is
+	// valid) until it writes the result or the lease runs out.
+	LeaseOwner string
+	LeaseUntil time.Time
+	Version    int64 // incremented on every write
+	Created    time.Time
+	Updated    time.Time
 }
 
 // fresh reports whether the access token is good beyond now+skew.
@@ -63,9 +69,32 @@ type State struct {
 // exist (or belongs to another tenant).
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable is wrapped by every error of a store that could not do its
+// work (down, frozen past its timeout, read-only, full): the caller did
+// nothing wrong and may try again. The driver's own error is kept behind it
+// for the operator's log; its text is never shown to a caller.
+var ErrUnavailable = errors.New("the store is unavailable")
+
+// StoreError is a store failure: what was being done, and the driver's
+// error. Error() names the operation only, never the driver's text (which
+// may hold the database's user, name and address).
+type StoreError struct {
+	Op  string
+	Err error
+}
+
+func (e *StoreError) Error() string { return "the store is unavailable (" + e.Op + ")" }
+
+// Unwrap returns ErrUnavailable and the driver's error.
+func (e *StoreError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// Cause is the driver's error, for the operator's log.
+func (e *StoreError) Cause() error { return e.Err }
+
 // Store keeps connections, OAuth states and secrets. SQLStore implements it
-// on SQLite and on PostgreSQL; StoreSuite (store_suite_test.go) is the
-// conformance test both pass.
+// on SQLite and on PostgreSQL; TestStoreSuite (store_test.go) is the
+// conformance test both pass. Errors other than ErrNotFound (and
+// synth.ErrSecretNotFound) should wrap ErrUnavailable.
 type Store interface {
 	// Connection returns the connection of (tenant, app, owner).
 	Connection(ctx context.Context, tenant, app, owner string) (*Record, error)

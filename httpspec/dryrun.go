@@ -117,4 +117,3 @@ func (r *Request) shellWord(s string) string { return singleQuote(r.redactor.Red
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-

@@ -20,8 +20,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/httptools/httptools/internal/jsoncheck"
 	_ "github.com/httptools/httptools/httpspec" // the manifests are checked with the http kind
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 )
 

@@ -161,6 +161,10 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &e) {
 			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
 		}
+		if e.Reason == synth.ReasonStoreUnavailable {
+			s.storeFailed("a call of "+tool.ID(), e)
+			w.Header().Set("Retry-After", retryAfter)
+		}
 		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
 		return
 	}
@@ -192,7 +196,7 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.cfg.Store.PutSecret(r.Context(), tenantOf(r.Context()), secretRef(r), *req.Value); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the secret was not stored")
+		s.storeUnavailable(w, "storing the secret", err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -201,7 +205,7 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 	refs, err := s.cfg.Store.SecretRefs(r.Context(), tenantOf(r.Context()))
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "cannot list secrets")
+		s.storeUnavailable(w, "listing secrets", err)
 		return
 	}
 	if refs == nil {
@@ -211,17 +215,17 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
-	removed(w, s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r)), "secret")
+	s.removed(w, s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r)), "secret")
 }
 
 // removed answers a DELETE: 204, or 404 when the tenant has no such thing,
 // or 503 when the store failed.
-func removed(w http.ResponseWriter, err error, what string) {
+func (s *Server) removed(w http.ResponseWriter, err error, what string) {
 	switch {
 	case errors.Is(err, connections.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not-found", "", "no such "+what)
 	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "the "+what+" was not removed")
+		s.storeUnavailable(w, "removing the "+what, err)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -250,7 +254,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	url, err := s.cfg.Manager.Authorize(r.Context(), tenantOf(r.Context()), r.PathValue("app"), owner)
-	if err != nil {
+	switch {
+	case errors.Is(err, connections.ErrUnavailable):
+		s.storeUnavailable(w, "starting the connect flow", err)
+		return
+	case err != nil:
 		writeError(w, http.StatusNotFound, "not-found", "", err.Error())
 		return
 	}
@@ -285,8 +293,14 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.cfg.Manager.Callback(r.Context(), q.Get("state"), q.Get("code"))
 	if err != nil {
 		status := http.StatusBadGateway
-		if errors.Is(err, connections.ErrBadState) {
+		switch {
+		case errors.Is(err, connections.ErrBadState):
 			status = http.StatusBadRequest
+		case errors.Is(err, connections.ErrUnavailable):
+			s.storeFailed("completing the connect flow", err)
+			w.Header().Set("Retry-After", retryAfter)
+			fail(http.StatusServiceUnavailable, "the store is unavailable for now: start the connection again shortly")
+			return
 		}
 		fail(status, err.Error())
 		return
@@ -331,7 +345,7 @@ func connectionView(r *connections.Record) ConnectionView {
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 	recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "store-error", "", "cannot list connections")
+		s.storeUnavailable(w, "listing connections", err)
 		return
 	}
 	out := make([]ConnectionView, 0, len(recs))
@@ -348,5 +362,5 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	}
-	removed(w, err, "connection")
+	s.removed(w, err, "connection")
 }

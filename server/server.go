@@ -149,12 +149,46 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// readyzTimeout bounds the readiness check: a frozen store makes /readyz
+// answer 503 in under a second, not hang with it.
+const readyzTimeout = 800 * time.Millisecond
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Store.Ping(r.Context()); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "not-ready", "store-unreachable", "the store does not answer")
+	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		s.storeFailed("readiness check", err)
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusServiceUnavailable, "not-ready", synth.ReasonStoreUnavailable, "the store does not answer or takes no writes")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// retryAfter is the Retry-After of a 503 for store trouble, in seconds.
+const retryAfter = "2"
+
+// storeFailed logs a store failure for the operator, with the driver's
+// words (which never reach a response).
+func (s *Server) storeFailed(what string, err error) {
+	s.cfg.Logger.Error("store failure", "during", what, "error", err.Error(), "cause", storeCause(err))
+}
+
+func storeCause(err error) string {
+	var se *connections.StoreError
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err.Error()
+	}
+	return ""
+}
+
+// storeUnavailable answers a request the store could not serve: 503 with
+// Retry-After, and no word of the driver's.
+func (s *Server) storeUnavailable(w http.ResponseWriter, what string, err error) {
+	s.storeFailed(what, err)
+	w.Header().Set("Retry-After", retryAfter)
+	writeError(w, http.StatusServiceUnavailable, synth.ReasonStoreUnavailable, synth.ReasonStoreUnavailable,
+		"the store is unavailable for now ("+what+"): try again shortly")
 }
 
 type tenantKey struct{}
@@ -177,7 +211,7 @@ func (s *Server) authed(h http.HandlerFunc) http.Handler {
 			if errors.Is(err, connections.ErrNotFound) {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown API key")
 			} else {
-				writeError(w, http.StatusServiceUnavailable, "not-ready", "store-unreachable", "cannot check the API key now")
+				s.storeUnavailable(w, "checking the API key", err)
 			}
 			return
 		}
@@ -213,8 +247,11 @@ func statusOf(e *synth.Error) int {
 	case synth.CodeToolNotFound:
 		return http.StatusNotFound
 	case synth.CodePreconditionFailed:
-		if e.Reason == synth.ReasonApprovalRequired || e.Reason == synth.ReasonEgressDenied {
+		switch e.Reason {
+		case synth.ReasonApprovalRequired, synth.ReasonEgressDenied:
 			return http.StatusForbidden
+		case synth.ReasonStoreUnavailable:
+			return http.StatusServiceUnavailable
 		}
 		return http.StatusConflict
 	case synth.CodeHandlerError:

@@ -98,9 +98,15 @@ type reply struct {
 	status int
 	body   map[string]any
 	raw    string
+	header http.Header
 }
 
 func (r *rig) do(t *testing.T, key, method, path, body string) reply {
+	t.Helper()
+	return r.doFull(t, key, method, path, body)
+}
+
+func (r *rig) doFull(t *testing.T, key, method, path, body string) reply {
 	t.Helper()
 	req, _ := http.NewRequest(method, r.http.URL+path, strings.NewReader(body))
 	if key != "" {
@@ -112,7 +118,7 @@ func (r *rig) do(t *testing.T, key, method, path, body string) reply {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	out := reply{status: resp.StatusCode, raw: string(b)}
+	out := reply{status: resp.StatusCode, raw: string(b), header: resp.Header}
 	json.Unmarshal(b, &out.body)
 	return out
 }

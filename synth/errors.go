@@ -34,20 +34,24 @@ const (
 	ReasonConnectionNeedsReauth       = "connection-needs-reauth"
 	ReasonConnectionPermissionMissing = "connection-permission-missing"
 	ReasonApprovalRequired            = "approval-required"
-	ReasonEgressDenied                = "egress-denied"
-	ReasonUpstreamStatus              = "upstream-status"
-	ReasonResponseNotJSON             = "response-not-json"
-	ReasonResponseNotText             = "response-not-text"
-	ReasonResponseTooLarge            = "response-too-large"
-	ReasonResponseTruncated           = "response-truncated"
-	ReasonTimeout                     = "timeout"
-	ReasonCanceled                    = "canceled"
-	ReasonInvalidURL                  = "invalid-url"
-	ReasonInvalidHeader               = "invalid-header"
-	ReasonMissingValue                = "missing-value"
-	ReasonNotPrimitive                = "not-primitive"
-	ReasonFetchFailed                 = "fetch-failed"
-	ReasonTooManyRedirects            = "too-many-redirects"
+	// ReasonStoreUnavailable: the store of secrets or connections failed
+	// (down, frozen, read-only): nothing is wrong with the call, which may
+	// be tried again.
+	ReasonStoreUnavailable  = "store-unavailable"
+	ReasonEgressDenied      = "egress-denied"
+	ReasonUpstreamStatus    = "upstream-status"
+	ReasonResponseNotJSON   = "response-not-json"
+	ReasonResponseNotText   = "response-not-text"
+	ReasonResponseTooLarge  = "response-too-large"
+	ReasonResponseTruncated = "response-truncated"
+	ReasonTimeout           = "timeout"
+	ReasonCanceled          = "canceled"
+	ReasonInvalidURL        = "invalid-url"
+	ReasonInvalidHeader     = "invalid-header"
+	ReasonMissingValue      = "missing-value"
+	ReasonNotPrimitive      = "not-primitive"
+	ReasonFetchFailed       = "fetch-failed"
+	ReasonTooManyRedirects  = "too-many-redirects"
 )
 
 // Error is every error a tool returns: load-time refusals and call failures.

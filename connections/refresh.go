@@ -1,0 +1,315 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/redact"
+	"github.com/httptools/httptools/synth"
+	"golang.org/x/oauth2"
+)
+
+// A refresh, across any number of replicas, runs in three short steps with no
+// transaction open while the provider is asked:
+//
+//  1. lease: in one transaction on the row, re-check (another replica may
+//     have refreshed), then mark the row leased to this manager until
+//     LeaseTTL from now; a row leased to another is waited on, polling, or
+//     its old token served while it is still valid;
+//  2. ask the provider with the stored refresh token;
+//  3. complete: in one transaction, write the new tokens and clear the
+//     lease, if the lease is still ours or the row holds an older refresh.
+//
+// A token the provider issued is never dropped: if the write of step 3
+// fails (the database restarted, the disk is full), the new record is kept
+// in memory, served, and written again in the background until the store
+// takes it. While it is pending, this manager never refreshes from the
+// store's row, whose refresh token the provider may have revoked; the row's
+// lease keeps other replicas off it meanwhile.
+
+// errRaced: the row changed between the read and the lease; read again.
+var errRaced = errors.New("connections: the row changed")
+
+// errSuperseded: the row holds a later refresh than the one being written.
+var errSuperseded = errors.New("connections: a later refresh is stored")
+
+func (m *Manager) leaseID() string {
+	m.idOnce.Do(func() { m.id = newID("lease_") })
+	return m.id
+}
+
+func (m *Manager) leaseTTL() time.Duration {
+	if m.LeaseTTL > 0 {
+		return m.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+func (m *Manager) logger() *slog.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	return slog.Default()
+}
+
+// pendingOf returns the record issued for key that the store has not taken.
+func (m *Manager) pendingOf(key string) *Record {
+	if p, ok := m.pending.Load(key); ok {
+		return p.(*Record)
+	}
+	return nil
+}
+
+// refresh gets a new access token for a connection: once per connection in
+// this process (singleflight) and once across replicas (the lease), on a
+// fresh bounded context.
+func (m *Manager) refresh(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (*Record, error) {
+	key := cacheKey(tenant, need.App, own)
+	ch := m.group.DoChan(key, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.refreshTimeout())
+		defer cancel()
+		return m.refreshOnce(rctx, tenant, need, own, rejected)
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Record), nil
+	}
+}
+
+func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (*Record, error) {
+	key := cacheKey(tenant, need.App, own)
+	if p := m.pendingOf(key); p != nil {
+		// Store what we hold before anything else: the row's refresh
+		// token may be the one the provider revoked when it issued ours.
+		if err := m.flush(ctx, key, p); err != nil {
+			if rejected != p.AccessToken && p.fresh(m.now(), 0) {
+				return p, nil
+			}
+			return nil, storeUnavailable(err)
+		}
+	}
+	cur, took, err := m.lease(ctx, tenant, need, own, rejected)
+	if err != nil || !took {
+		return cur, err // an error, or a token someone else refreshed (or that may still serve)
+	}
+	app := m.Apps[need.App]
+	conf := app.oauthConfig(m.RedirectURL, nil)
+	tok, terr := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	issued := m.now()
+	if terr != nil {
+		return m.refreshFailed(ctx, cur, need, own, rejected, terr, issued)
+	}
+	m.report("ok")
+	next := *cur
+	next.AccessToken = tok.AccessToken
+	if tok.RefreshToken != "" {
+		next.RefreshToken = tok.RefreshToken // rotated; else keep the old one
+	}
+	next.Expiry = tok.Expiry
+	if tok.ExpiresIn > 0 {
+		// On the manager's clock, so that the lifetime (and the skew)
+		// is what the provider said.
+		next.Expiry = issued.Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
+	next.LastRefresh = issued
+	next.LastError = ""
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	if s, ok := tok.Extra("scope").(string); ok && s != "" {
+		next.Scopes = strings.Fields(s)
+		next.Permissions = app.grantedPermissions(next.Scopes)
+	}
+	stored, err := m.complete(ctx, &next)
+	switch {
+	case errors.Is(err, errSuperseded):
+		return stored, nil
+	case err != nil:
+		m.keep(key, &next, err)
+		return &next, nil
+	}
+	return stored, nil
+}
+
+// lease re-reads the row and takes its lease, waiting while another
+// replica holds it. It returns the row leased to this manager (took), or a
+// row that needs no refresh from us (fresh now, or still valid while another
+// replica refreshes), or the error to give the caller.
+func (m *Manager) lease(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (rec *Record, took bool, err error) {
+	wait := 20 * time.Millisecond
+	for {
+		var seen *Record
+		took = false
+		rec, err = m.Store.UpdateLocked(ctx, tenant, need.App, own, func(cur *Record) (*Record, error) {
+			seen = cur
+			now := m.now()
+			switch {
+			case cur == nil:
+				return nil, ErrNotFound
+			case cur.Status != StatusActive:
+				return nil, usable(cur, need, own)
+			case rejected == "" && cur.fresh(now, m.skewOf(cur)):
+				return nil, nil // another caller or replica refreshed it meanwhile
+			case rejected != "" && cur.AccessToken != rejected && cur.fresh(now, 0):
+				return nil, nil // refreshed since the upstream refused the old one
+			case cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() && cur.LeaseUntil.After(now):
+				return nil, errRaced // another replica is asking the provider
+			case cur.RefreshToken == "":
+				if cur.fresh(now, 0) && rejected == "" {
+					return nil, nil // nothing to refresh with yet; serve it while valid
+				}
+				next := *cur
+				next.Status, next.LastError = StatusNeedsReauth, "the access token expired and there is no refresh token"
+				return &next, usable(&next, need, own)
+			}
+			next := *cur
+			next.LeaseOwner, next.LeaseUntil = m.leaseID(), now.Add(m.leaseTTL())
+			took = true
+			return &next, nil
+		})
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil, false, notConnected(need.App, own)
+		case errors.Is(err, errRaced):
+			if rejected == "" && seen.fresh(m.now(), 0) {
+				return seen, false, nil // valid still: serve it, the other replica refreshes
+			}
+			select {
+			case <-ctx.Done():
+				return nil, false, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+					"the %s connection of %s is being refreshed by another replica, which did not finish in time: try again", need.App, whose(own))
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 200*time.Millisecond)
+			continue
+		case errors.Is(err, ErrUnavailable):
+			return nil, false, storeUnavailable(err)
+		case err != nil:
+			return nil, false, err // usable's verdict
+		}
+		return rec, took && err == nil, nil
+	}
+}
+
+// refreshFailed records a failed token request and releases the lease.
+func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.ConnectionNeed, own, rejected string, terr error, at time.Time) (*Record, error) {
+	secrets := &redact.Set{}
+	secrets.Add(cur.RefreshToken, cur.AccessToken)
+	next := *cur
+	next.LastRefresh = cur.LastRefresh
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	var re *oauth2.RetrieveError
+	invalid := errors.As(terr, &re) && re.ErrorCode == "invalid_grant"
+	if invalid {
+		m.report("needs-reauth")
+		// The refresh token sent is the stored one (we hold the lease):
+		// the grant is gone, the person must reconnect.
+		next.Status = StatusNeedsReauth
+		next.LastError = secrets.Redact("invalid_grant: " + re.ErrorDescription)
+	} else {
+		m.report("failed")
+		next.LastError = describeTokenError(terr)
+	}
+	_, err := m.Store.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(row *Record) (*Record, error) {
+		if row == nil || row.LeaseOwner != m.leaseID() {
+			return nil, nil // the lease ran out and another replica took over
+		}
+		out := next
+		return &out, nil
+	})
+	if err != nil {
+		m.logger().Warn("a failed token refresh could not be recorded; the lease will run out", "app", cur.App, "error", words(err))
+	}
+	if invalid {
+		return nil, usable(&next, need, own)
+	}
+	// The token endpoint failed for now: the connection stays active, and
+	// its token serves while it is valid (not when it was refused).
+	if rejected == "" && cur.fresh(m.now(), 0) {
+		return cur, nil
+	}
+	return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+		"refreshing the %s connection of %s failed (%s); it stays connected: try again", need.App, whose(own), next.LastError)
+}
+
+// complete writes a refreshed record if the lease is still ours, or if the
+// row holds an older refresh (our lease ran out, but nobody refreshed since).
+// A row holding a later refresh wins: errSuperseded, with that row.
+func (m *Manager) complete(ctx context.Context, next *Record) (*Record, error) {
+	return m.Store.UpdateLocked(ctx, next.Tenant, next.App, next.Owner, func(cur *Record) (*Record, error) {
+		switch {
+		case cur == nil:
+			return nil, ErrNotFound // revoked and deleted meanwhile
+		case cur.Status == StatusRevoked:
+			return nil, errSuperseded
+		case cur.LeaseOwner == m.leaseID() || cur.LastRefresh.Before(next.LastRefresh):
+			out := *next
+			return &out, nil
+		}
+		return nil, errSuperseded
+	})
+}
+
+// keep holds a record the store failed to take and writes it again in the
+// background until it does (or a later refresh is stored).
+func (m *Manager) keep(key string, rec *Record, cause error) {
+	if _, loaded := m.pending.Swap(key, rec); loaded {
+		return // a retrier is running; it writes the newest
+	}
+	m.logger().Warn("a refreshed token could not be stored; it is served from memory and its write retried",
+		"app", rec.App, "tenant", rec.Tenant, "error", words(cause))
+	go func() {
+		wait := 50 * time.Millisecond
+		for {
+			time.Sleep(wait)
+			p := m.pendingOf(key)
+			if p == nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), m.refreshTimeout())
+			err := m.flush(ctx, key, p)
+			cancel()
+			if err == nil {
+				m.logger().Info("a refreshed token held in memory is stored", "app", p.App, "tenant", p.Tenant)
+				return
+			}
+			wait = min(2*wait, 5*time.Second)
+		}
+	}()
+}
+
+// flush writes a pending record; it is forgotten once the store holds it or
+// a later refresh.
+func (m *Manager) flush(ctx context.Context, key string, p *Record) error {
+	stored, err := m.complete(ctx, p)
+	switch {
+	case err == nil, errors.Is(err, errSuperseded), errors.Is(err, ErrNotFound):
+		m.pending.CompareAndDelete(key, p)
+		if stored != nil {
+			m.cache.Store(key, &cached{stored, m.now()})
+		} else {
+			m.cache.Delete(key)
+		}
+		return nil
+	}
+	return err
+}
+
+// Flush writes every token held in memory because the store failed to take
+// it, and reports the first failure. Call it before a process stops.
+func (m *Manager) Flush(ctx context.Context) error {
+	var first error
+	m.pending.Range(func(k, v any) bool {
+		if err := m.flush(ctx, k.(string), v.(*Record)); err != nil && first == nil {
+			first = err
+		}
+		return true
+	})
+	return first
+}
