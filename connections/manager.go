@@ -20,7 +20,7 @@ import (
 const (
 	DefaultSkew           = 5 * time.Minute
 	DefaultRefreshTimeout = 15 * time.Second
-	DefaultLeaseTTL       = time.Minute
+	DefaultLeaseTTL       = 20 * time.Second
 	StateLifetime         = 10 * time.Minute
 )
 

@@ -279,7 +279,7 @@ func (m *Manager) keep(key string, rec *Record, cause error) {
 				m.logger().Info("a refreshed token held in memory is stored", "app", p.App, "tenant", p.Tenant)
 				return
 			}
-			wait = min(2*wait, 5*time.Second)
+			wait = min(2*wait, time.Second)
 		}
 	}()
 }

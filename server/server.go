@@ -114,6 +114,9 @@ func (s *Server) Reload() error {
 	return nil
 }
 
+// Manager returns the connection manager, nil without apps.
+func (s *Server) Manager() *connections.Manager { return s.cfg.Manager }
+
 // Tools returns the current tool set.
 func (s *Server) Tools() *Toolset { return s.tools.Load() }
 

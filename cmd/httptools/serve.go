@@ -194,6 +194,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 				hs.Close()
 			}
 			srv.Wait()
+			if mgr := srv.Manager(); mgr != nil {
+				fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				if err := mgr.Flush(fctx); err != nil {
+					log.Error("a refreshed token held in memory could not be stored; its connection may need to be reconnected", "error", err.Error())
+				}
+				cancel()
+			}
 			log.Info("stopped")
 			return 0
 		}
