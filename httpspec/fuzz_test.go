@@ -2,6 +2,8 @@ package httpspec
 
 import (
 	"context"
+	"encoding/json"
+	"net/url"
 
 	"github.com/httptools/httptools/body"
 	"github.com/httptools/httptools/synth"
@@ -77,4 +79,73 @@ func FuzzHeaderFill(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzPathStaysInTheTemplate: whatever a value holds, a URL the handler
+// accepts keeps the template's path once a server resolves dot segments
+// (decoding percent escapes once and twice, and reading a backslash as a
+// slash, as some servers do).
+func FuzzPathStaysInTheTemplate(f *testing.F) {
+	for _, s := range []string{"..", ".", "a/../b", "%2e%2e", "..;x", "..\\", "%252e%252e", "ok", "..%2f..", "."} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	tools := map[bool]*synth.Tool{}
+	for _, reserved := range []bool{false, true} {
+		x := "{x}"
+		if reserved {
+			x = "{+x}"
+		}
+		tool, err := synth.Load([]byte(`{"id":"t.p","description":"d","version":"1.0.0","mutating":false,"input":{"type":"object","properties":{"x":{"type":"string"}}},"output":{},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/api/` + x + `/info"}}`))
+		if err != nil {
+			f.Fatal(err)
+		}
+		tools[reserved] = tool
+	}
+	f.Fuzz(func(t *testing.T, x string, reserved bool) {
+		in, _ := json.Marshal(map[string]string{"x": x})
+		out, err := tools[reserved].DryRun(context.Background(), nil, in)
+		if err != nil {
+			return
+		}
+		var d struct{ URL string }
+		json.Unmarshal(out, &d)
+		u, err := url.Parse(d.URL)
+		if err != nil {
+			return
+		}
+		for _, p := range []string{u.EscapedPath(), unescapeOnce(u.EscapedPath()), unescapeOnce(unescapeOnce(u.EscapedPath()))} {
+			p = strings.ReplaceAll(p, "\\", "/")
+			if r := resolve(p); !strings.HasPrefix(r, "/api/") || !strings.HasSuffix(r, "/info") {
+				t.Fatalf("x=%q: %s resolves to %s", x, d.URL, r)
+			}
+		}
+	})
+}
+
+func unescapeOnce(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// resolve applies RFC 3986 remove_dot_segments, with ;params dropped from
+// a segment as Tomcat does before comparing it to "..".
+func resolve(p string) string {
+	var out []string
+	for _, seg := range strings.Split(p, "/") {
+		bare, _, _ := strings.Cut(seg, ";")
+		switch bare {
+		case ".":
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	return strings.Join(out, "/")
 }

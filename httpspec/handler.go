@@ -275,7 +275,42 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 	if bad := dotSegments(u, originLen); len(bad) > 0 {
 		return "", h.dotSegmentError(u, bad[0], spans)
 	}
+	if err := h.delimiterError(u, originLen, spans); err != nil {
+		return "", err
+	}
 	return u, nil
+}
+
+// delimiterError refuses a value that would end the URL's path or query
+// early: a "?" written by an expression of the path (the rest of the path
+// becomes a query), or a "#" written by any expression but a fragment one
+// (the rest is never sent). Only reserved expansion ({+x}) lets them
+// through unencoded.
+func (h *Handler) delimiterError(u string, originLen int, spans []Span) error {
+	pathEnd := strings.IndexAny(u[originLen:], "?#")
+	for _, sp := range spans {
+		op := sp.Var.Operator
+		if op == '#' {
+			continue
+		}
+		text := u[sp.Start:sp.End]
+		inPath := pathEnd < 0 || sp.Start < originLen+pathEnd || (sp.Start == originLen+pathEnd && op != '?' && op != '&')
+		var c string
+		switch {
+		case strings.Contains(text, "#"):
+			c = "#"
+		case inPath && strings.Contains(text, "?"):
+			c = "?"
+		default:
+			continue
+		}
+		part := "query"
+		if inPath {
+			part = "path"
+		}
+		return h.inputInvalid(inputPointer(sp.Var.Name), fmt.Sprintf("holds %q, which would end the URL's %s there: the rest of the template would not be sent as written", c, part))
+	}
+	return nil
 }
 
 // dotSegmentError refuses input whose value makes a "." or ".." path
@@ -284,11 +319,22 @@ func (h *Handler) dotSegmentError(u string, seg [2]int, spans []Span) error {
 	ptr := ""
 	for _, sp := range spans {
 		if sp.Start < seg[1] && sp.End > seg[0] {
-			ptr = "/" + strings.ReplaceAll(strings.ReplaceAll(sp.Var.Name, "~", "~0"), ".", "/")
+			ptr = inputPointer(sp.Var.Name)
 			break
 		}
 	}
-	msg := fmt.Sprintf("makes the URL path segment %q, which servers resolve as \".\" or \"..\" and so climb out of the template's path: a value in the path must not be \".\" or \"..\"", u[seg[0]:seg[1]])
+	return h.inputInvalid(ptr, fmt.Sprintf("makes the URL path segment %q, which servers resolve as \".\" or \"..\" and so climb out of the template's path: a value in the path must not be \".\" or \"..\"", u[seg[0]:seg[1]]))
+}
+
+// inputPointer is the JSON pointer of a template variable's input ("a.b"
+// reads /a/b).
+func inputPointer(name string) string {
+	return "/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), ".", "/")
+}
+
+// inputInvalid refuses input for its structure: input-validation-failed,
+// reason input-invalid, one violation at ptr.
+func (h *Handler) inputInvalid(ptr, msg string) error {
 	where := ptr
 	if where == "" {
 		where = "/"

@@ -153,6 +153,10 @@ func TestDotSegmentsRefused(t *testing.T) {
 		{"/api/{a}{b}/info", `{"a":".","b":"."}`, "/a"},
 		{"/api/{u.id}/info", `{"u":{"id":".."}}`, "/u/id"},
 		{"/api/.{x}/info", `{"x":"."}`, "/x"},
+		{"/api/{+x}/info", `{"x":"admin#"}`, "/x"},
+		{"/api/{+x}/info", `{"x":"a?admin=1"}`, "/x"},
+		{"/api{/x}/info", `{"x":"a?b"}`, ""}, // encoded by {/x}: allowed
+		{"/s{?q}{+rest}", `{"q":"a","rest":"#frag"}`, "/rest"},
 	} {
 		tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}`+tc.tmpl+`"}`)
 		_, e := invoke(t, tool, nil, tc.input)
@@ -176,8 +180,8 @@ func TestDotSegmentsRefused(t *testing.T) {
 	if got := up.count() - before; got != 5 {
 		t.Errorf("look-alike values sent %d requests, want 5", got)
 	}
-	if got := up.count(); got != 6 { // the fragment case and the five look-alikes
-		t.Errorf("%d requests in all, want 6", got)
+	if got := up.count(); got != 7 { // the fragment case, the encoded ?, and the five look-alikes
+		t.Errorf("%d requests in all, want 7", got)
 	}
 }
 

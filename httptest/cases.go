@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/httptools/httptools/synth"
 )
@@ -78,9 +79,17 @@ func LoadCases(path string) ([]Case, error) {
 	return ParseCases(src)
 }
 
+var casesSchema = sync.OnceValue(func() *synth.DocumentSchema {
+	d, err := synth.CompileDocumentSchema(CasesSchema)
+	if err != nil {
+		panic("httptest: cases.schema.json: " + err.Error())
+	}
+	return d
+})
+
 // ParseCases checks a cases document against CasesSchema and decodes it.
 func ParseCases(src []byte) ([]Case, error) {
-	if ps := synth.CheckDocument(CasesSchema, src); len(ps) > 0 {
+	if ps := casesSchema().Check(src); len(ps) > 0 {
 		msgs := make([]string, len(ps))
 		for i, p := range ps {
 			msgs[i] = p.String()

@@ -247,36 +247,52 @@ func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) {
 	}
 }
 
-// CheckDocument validates a JSON document against a JSON Schema (Draft
-// 2020-12) and returns every violation as a Problem with a field path, the
-// way manifests are checked. It is for the project's other formats (case
-// files); schema must be valid.
-func CheckDocument(schema, src []byte) []Problem {
-	var ps Problems
+// DocumentSchema is a compiled JSON Schema (Draft 2020-12) for one of the
+// project's document formats (case files): compile it once, check many.
+type DocumentSchema struct{ sch *jsonschema.Schema }
+
+// CompileDocumentSchema compiles schema; external references are refused.
+func CompileDocumentSchema(schema []byte) (*DocumentSchema, error) {
 	sdoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		ps.Error("", "schema: "+err.Error())
-		return ps.List()
+		return nil, fmt.Errorf("schema: %w", err)
 	}
 	c := newCompiler()
 	if err := c.AddResource("doc.schema.json", sdoc); err != nil {
-		ps.Error("", "schema: "+err.Error())
-		return ps.List()
+		return nil, fmt.Errorf("schema: %w", err)
 	}
 	sch, err := c.Compile("doc.schema.json")
 	if err != nil {
-		ps.Error("", "schema: "+err.Error())
-		return ps.List()
+		return nil, fmt.Errorf("schema: %w", err)
 	}
+	return &DocumentSchema{sch}, nil
+}
+
+// Check validates a document the way manifests are checked (jsoncheck
+// first, then the schema) and returns every problem with a field path.
+func (d *DocumentSchema) Check(src []byte) []Problem {
+	var ps Problems
 	doc, ok := parseDocument(src, &ps)
 	if !ok {
 		return ps.List()
 	}
-	if err := sch.Validate(doc); err != nil {
+	if err := d.sch.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			schemaProblems(ve, &ps)
 		}
 	}
 	return ps.List()
+}
+
+// CheckDocument validates a JSON document against a JSON Schema (Draft
+// 2020-12) and returns every violation as a Problem with a field path, the
+// way manifests are checked. It compiles schema on every call: for many
+// documents, use CompileDocumentSchema.
+func CheckDocument(schema, src []byte) []Problem {
+	d, err := CompileDocumentSchema(schema)
+	if err != nil {
+		return []Problem{{Message: err.Error()}}
+	}
+	return d.Check(src)
 }

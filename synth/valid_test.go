@@ -66,3 +66,27 @@ func TestSimpleObjectScope(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidateInput: tool input of any bytes is refused or accepted without
+// a panic (a number like 1e999999 crashed the validator's big.Rat), and what
+// is accepted is one JSON object that jsoncheck accepts.
+func FuzzValidateInput(f *testing.F) {
+	for _, in := range []string{`{"n":1}`, `{"n":1e999999}`, `{"s":"x","s":"y"}`, `{"a":[[[[]]]]}`, `{"n":-0.5e-3,"i":9007199254740993}`, `[]`, `{"s":"\u0000"}`} {
+		f.Add(in)
+	}
+	tool, err := Load([]byte(`{"id":"t.f","description":"d","version":"1.0.0","mutating":false,"output":{},
+		"input":{"type":"object","properties":{"n":{"type":"number","maximum":5,"multipleOf":0.5},"i":{"type":"integer","minimum":0},
+		"s":{"type":"string","pattern":"^[a-z]+$","maxLength":8},"a":{"type":"array","items":{"$ref":"#/properties/a"}}},"additionalProperties":false}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := tool.ValidateInput([]byte(in))
+		if err != nil {
+			return
+		}
+		if jsonType(out) != "object" || jsoncheck.Check(out, jsoncheck.MaxDepth) != nil {
+			t.Fatalf("accepted %q as %q", in, out)
+		}
+	})
+}

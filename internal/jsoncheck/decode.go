@@ -15,8 +15,8 @@ import (
 // own text, exact), string, bool and nil. It builds the value with an
 // explicit stack, in one pass, and stops with ctx's error when ctx ends.
 func Decode(ctx context.Context, data []byte, maxDepth int, o Options) (any, error) {
-	if off, ok := depthOK(data, maxDepth); !ok {
-		return nil, &Error{Kind: TooDeep, Offset: off, Limit: maxDepth, Pointer: pointerAt(data, off)}
+	if err := scan(data, maxDepth); err != nil {
+		return nil, err
 	}
 	p := decoders.Get().(*pooled)
 	defer decoders.Put(p)

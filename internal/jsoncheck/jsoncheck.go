@@ -32,6 +32,11 @@ const (
 	// MaxDocumentDepth bounds documents the project reads: manifests (whose
 	// schemas nest two levels per property), case files, apps.json, OpenAPI.
 	MaxDocumentDepth = 512
+	// MaxNumberLength and MaxExponent bound a number's text: a validator
+	// compares numbers exactly (as big.Rat), and 1e999999999 would cost it
+	// gigabytes (or crash it). Every float64 and every 128-bit integer fits.
+	MaxNumberLength = 128
+	MaxExponent     = 400
 )
 
 // Kind says what is wrong with a document.
@@ -43,6 +48,7 @@ const (
 	Duplicate                 // an object names a member twice
 	TooDeep                   // nested deeper than the limit
 	BadUTF8                   // a string is not valid UTF-8
+	BadNumber                 // a number too long, or with too large an exponent
 )
 
 // Error is a refused document: what is wrong, where (a byte offset and a
@@ -64,6 +70,8 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("is nested deeper than %d levels%s", e.Limit, e.at())
 	case BadUTF8:
 		return fmt.Sprintf("holds text that is not valid UTF-8 at byte %d", e.Offset)
+	case BadNumber:
+		return fmt.Sprintf("holds a number at byte %d that is longer than %d characters or has an exponent beyond ±%d%s", e.Offset, MaxNumberLength, MaxExponent, e.at())
 	}
 	return fmt.Sprintf("is not valid JSON at byte %d: %s", e.Offset, describe(e.Err))
 }
@@ -108,8 +116,8 @@ func Check(data []byte, maxDepth int) error { return CheckWith(data, maxDepth, O
 
 // CheckWith is Check with options.
 func CheckWith(data []byte, maxDepth int, o Options) error {
-	if off, ok := depthOK(data, maxDepth); !ok {
-		return &Error{Kind: TooDeep, Offset: off, Limit: maxDepth, Pointer: pointerAt(data, off)}
+	if err := scan(data, maxDepth); err != nil {
+		return err
 	}
 	p := decoders.Get().(*pooled)
 	defer decoders.Put(p)
@@ -145,10 +153,10 @@ func wrap(err error, data []byte) error {
 	return &Error{Kind: Syntax, Offset: se.ByteOffset, Pointer: string(se.JSONPointer), Err: se}
 }
 
-// depthOK scans data for nesting deeper than max, without parsing: brackets
-// inside strings do not count. It returns the offset of the first bracket
-// over the limit. Malformed input is left to the parser.
-func depthOK(data []byte, max int) (int64, bool) {
+// scan reports nesting deeper than max and numbers over their bounds, in
+// one pass without parsing: what is inside strings does not count.
+// Malformed input is left to the parser.
+func scan(data []byte, max int) error {
 	depth := 0
 	inString := false
 	for i := 0; i < len(data); i++ {
@@ -168,13 +176,52 @@ func depthOK(data []byte, max int) (int64, bool) {
 		case '[', '{':
 			depth++
 			if depth > max {
-				return int64(i), false
+				return &Error{Kind: TooDeep, Offset: int64(i), Limit: max, Pointer: pointerAt(data, int64(i))}
 			}
 		case ']', '}':
 			depth--
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			end := i
+			for end < len(data) && isNumberByte(data[end]) {
+				end++
+			}
+			if !numberOK(data[i:end]) {
+				return &Error{Kind: BadNumber, Offset: int64(i), Pointer: pointerAt(data, int64(end))}
+			}
+			i = end - 1
 		}
 	}
-	return 0, true
+	return nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// numberOK bounds a number's length and exponent.
+func numberOK(n []byte) bool {
+	if len(n) > MaxNumberLength {
+		return false
+	}
+	k := bytes.IndexAny(n, "eE")
+	if k < 0 {
+		return true
+	}
+	exp := n[k+1:]
+	if len(exp) > 0 && (exp[0] == '+' || exp[0] == '-') {
+		exp = exp[1:]
+	}
+	v := 0
+	for _, c := range exp {
+		if c < '0' || c > '9' {
+			return true // malformed: the parser says so
+		}
+		v = v*10 + int(c-'0')
+		if v > MaxExponent {
+			return false
+		}
+	}
+	return true
 }
 
 // pointerAt names the value that holds the bracket at off, for messages: it

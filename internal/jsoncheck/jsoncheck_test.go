@@ -32,6 +32,10 @@ func TestCheck(t *testing.T) {
 		{doc: "\"\xff\"", kind: BadUTF8},
 		{doc: strings.Repeat("[", 129) + strings.Repeat("]", 129), kind: TooDeep, pointer: strings.Repeat("/0", 127)},
 		{doc: strings.Repeat("[", 128) + strings.Repeat("]", 128)},
+		{doc: `{"n":1e999999}`, kind: BadNumber, pointer: "/n"},
+		{doc: `[1,-1E-401]`, kind: BadNumber, pointer: "/1"},
+		{doc: `{"n":` + strings.Repeat("9", 129) + `}`, kind: BadNumber, pointer: "/n"},
+		{doc: `{"n":1e400,"m":9007199254740993,"f":-1.5e-300,"s":"1e99999999"}`},
 		{doc: `{"a":{"b":` + strings.Repeat("[", 127) + strings.Repeat("]", 127) + `}}`, kind: TooDeep, pointer: "/a/b" + strings.Repeat("/0", 125)},
 	} {
 		err := Check([]byte(tc.doc), MaxDepth)
