@@ -242,7 +242,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// statusOf maps a tool error to its HTTP status (DESIGN.md §7).
+// statusOf maps a tool error to its HTTP status (docs/design.md §7).
 func statusOf(e *synth.Error) int {
 	switch e.Code {
 	case synth.CodeInputValidationFailed:

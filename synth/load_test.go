@@ -66,7 +66,7 @@ func TestBaseManifestLoadsClean(t *testing.T) {
 	}
 }
 
-// TestLoadErrors has one case per error rule of DESIGN.md section 2; each
+// TestLoadErrors has one case per error rule of docs/design.md section 2; each
 // names the path and a piece of the message that says what to change.
 func TestLoadErrors(t *testing.T) {
 	cases := []struct {

@@ -66,6 +66,7 @@ func TestAuthoringGuide(t *testing.T) {
 		synth.ReasonUpstreamStatus, synth.ReasonResponseNotJSON, synth.ReasonResponseNotText, synth.ReasonResponseTooLarge,
 		synth.ReasonTimeout, synth.ReasonCanceled, synth.ReasonInvalidURL, synth.ReasonInvalidHeader,
 		synth.ReasonMissingValue, synth.ReasonNotPrimitive, synth.ReasonFetchFailed, synth.ReasonTooManyRedirects,
+		synth.ReasonInputInvalid, synth.ReasonStoreUnavailable, synth.ReasonResponseTruncated,
 		string(synth.CodeInputValidationFailed), string(synth.CodeOutputValidationFailed), string(synth.CodeInvalidSchema),
 		string(synth.CodeInvalidToolDefinition),
 	} {
