@@ -71,7 +71,7 @@ func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		name = "sqlite:" + path
-		if err := sqliteUsable(path); err != nil {
+		if err := CheckSQLitePath(path); err != nil {
 			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
 		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
@@ -104,9 +104,10 @@ func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 	return s, nil
 }
 
-// sqliteUsable names what stops SQLite from opening path, before SQLite
-// says "unable to open database file".
-func sqliteUsable(path string) error {
+// CheckSQLitePath names what would stop SQLite from opening path for
+// writing (a missing or read-only folder, a read-only file, a folder in its
+// place), before SQLite says only "unable to open database file (14)".
+func CheckSQLitePath(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {

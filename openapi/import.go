@@ -55,7 +55,7 @@ type Result struct {
 // Import reads an OpenAPI document (JSON or YAML) and returns manifests for
 // its operations.
 func Import(src []byte, opts Options) (*Result, error) {
-	if t := bytes.TrimLeft(src, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if t := bytes.TrimLeft(src, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		// A JSON document: refused when malformed or nested past the
 		// document limit, before kin-openapi walks it. (YAML has its
 		// parser's own depth limit.)

@@ -310,3 +310,33 @@ func TestRefreshSurvivesPostgresRestart(t *testing.T) {
 		t.Errorf("%d refresh grants, want 2", g)
 	}
 }
+
+// TestServeNamesAStoreItCannotUse: a database in a missing folder, or a
+// read-only one, stops serve at start with the file and the cause.
+func TestServeNamesAStoreItCannotUse(t *testing.T) {
+	w := newWorld(t)
+	missing := filepath.Join(t.TempDir(), "no", "such", "x.db")
+	out, err := exec.Command(binary(t), "serve", "--tools", w.tools, "--db", "sqlite:"+missing, "--addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), missing) || !strings.Contains(string(out), "does not exist") {
+		t.Errorf("missing folder: %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); err == nil {
+		t.Errorf("serve created the missing folder")
+	}
+	db := filepath.Join(t.TempDir(), "ro.db")
+	if out, err := exec.Command(binary(t), "keys", "create", "--tenant", "t", "--db", "sqlite:"+db).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if os.Getuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", db).CombinedOutput(); err != nil {
+			t.Skipf("chattr: %v %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("chattr", "-i", db).Run() })
+	} else {
+		os.Chmod(db, 0o444)
+	}
+	out, err = exec.Command(binary(t), "serve", "--tools", w.tools, "--db", "sqlite:"+db, "--addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), db) || !strings.Contains(string(out), "writing") {
+		t.Errorf("read-only database: %v: %s", err, out)
+	}
+}

@@ -54,6 +54,9 @@ func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
 func openStore(ctx context.Context, dsn string, log *slog.Logger) (*connections.SQLStore, error) {
 	keyFile := ""
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		if err := connections.CheckSQLitePath(path); err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err) // before the key file is made beside it
+		}
 		keyFile = path + ".key"
 	} else if os.Getenv(connections.MasterKeyEnv) == "" {
 		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", connections.MasterKeyEnv)

@@ -228,13 +228,12 @@ func numberOK(n []byte) bool {
 // reads tokens up to there, which costs no more than the depth limit allows.
 func pointerAt(data []byte, off int64) string {
 	dec := jsontext.NewDecoder(bytes.NewReader(data[:off]), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	ptr := ""
 	for {
 		if _, err := dec.ReadToken(); err != nil {
-			return ptr
+			break
 		}
-		ptr = string(dec.StackPointer())
 	}
+	return string(dec.StackPointer())
 }
 
 // Tokens returns the reference tokens of the error's pointer, unescaped: the
