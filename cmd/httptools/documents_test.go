@@ -26,8 +26,11 @@ func TestDocumentsRefuseHostileJSON(t *testing.T) {
 	parsers := map[string]func([]byte) error{
 		"manifest":  func(b []byte) error { _, err := synth.Load(b); return err },
 		"case file": func(b []byte) error { _, err := toolstest.ParseCases(b); return err },
-		"apps.json": func(b []byte) error { _, err := connections.ParseApps(b, func(string) string { return "" }); return err },
-		"openapi":   func(b []byte) error { _, err := openapi.Import(b, openapi.Options{}); return err },
+		"apps.json": func(b []byte) error {
+			_, err := connections.ParseApps(b, func(string) string { return "" })
+			return err
+		},
+		"openapi": func(b []byte) error { _, err := openapi.Import(b, openapi.Options{}); return err },
 	}
 	for pname, parse := range parsers {
 		for hname, doc := range hostile {
