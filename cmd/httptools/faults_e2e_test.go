@@ -16,9 +16,9 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,7 +108,9 @@ func TestServeSurvivesHostileJSON(t *testing.T) {
 }
 
 // TestCallSurvivesHostileJSON: httptools call on 1 MiB of "[" (which took
-// it to ~250 MiB) ends with response-not-json, and little memory.
+// it to ~250 MiB) ends with response-not-json, exit 1, allocating a few
+// times the body. (Run in process: a child's ru_maxrss counts the memory of
+// the test binary it was forked from.)
 func TestCallSurvivesHostileJSON(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/deep", func(rw http.ResponseWriter, r *http.Request) { rw.Write(bytes.Repeat([]byte("["), 1<<20)) })
@@ -116,17 +118,19 @@ func TestCallSurvivesHostileJSON(t *testing.T) {
 	m := filepath.Join(t.TempDir(), "deep.json")
 	os.WriteFile(m, []byte(`{"id":"t.deep","description":"Deep.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/deep"}}`), 0o644)
-	cmd := exec.Command(binary(t), "call", m, "--input", "{}", "--allow-cidr", "127.0.0.0/8")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "response-not-json") {
-		t.Fatalf("%v: %s", err, stderr.String())
+	var stdout, stderr bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code := run([]string{"call", m, "--input", "{}", "--allow-cidr", "127.0.0.0/8"}, &stdout, &stderr)
+	runtime.ReadMemStats(&after)
+	if code != 1 || !strings.Contains(stderr.String(), "response-not-json") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
-	t.Logf("call peak RSS %.1f MiB", float64(rss)/(1<<20))
-	if rss > 100<<20 {
-		t.Errorf("call reached %.1f MiB", float64(rss)/(1<<20))
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("call allocated %.1f MiB for a 1 MiB answer", float64(alloc)/(1<<20))
+	if alloc > 8<<20 {
+		t.Errorf("call allocated %.1f MiB for a 1 MiB answer", float64(alloc)/(1<<20))
 	}
 }
 
