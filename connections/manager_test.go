@@ -184,36 +184,48 @@ func TestConcurrentCallsRefreshOnce(t *testing.T) {
 // connection pools on one database, 50 concurrent calls each on the same
 // expired connection: exactly one refresh grant.
 func TestTwoReplicasRefreshOnce(t *testing.T) {
-	run := func(t *testing.T, a, b *SQLStore) {
+	eachSharedStore(t, func(t *testing.T, a, b *SQLStore) {
 		e := newEnv(t)
-		e.connect(t, a, "t1", OwnerCompany, true)
-		tool := e.tool(t, "company")
-		ms := []*Manager{e.manager(a), e.manager(b)}
-		var wg sync.WaitGroup
-		var failed atomic.Int64
-		for i := range 100 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := call(tool, ms[i%2], "t1", ""); err != nil {
-					failed.Add(1)
-					t.Log(err)
-				}
-			}()
+		if g, f := e.loadReplicas(t, a, b, 100); g != 1 || f != 0 {
+			t.Errorf("%d refresh grants and %d failed calls, want 1 and 0", g, f)
 		}
-		wg.Wait()
-		if n := e.provider.RefreshGrants.Load(); n != 1 || failed.Load() != 0 {
-			t.Errorf("%d refresh grants and %d failed calls, want 1 and 0", n, failed.Load())
-		}
-	}
+	})
+}
+
+// eachSharedStore runs f with two stores (two replicas' pools) on one
+// database: PostgreSQL and a SQLite file.
+func eachSharedStore(t *testing.T, f func(t *testing.T, a, b *SQLStore)) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := postgresDSN(t)
-		run(t, openPostgres(t, dsn), openPostgres(t, dsn))
+		f(t, openPostgres(t, dsn), openPostgres(t, dsn))
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		path := t.TempDir() + "/shared.db"
-		run(t, openSQLite(t, path), openSQLite(t, path))
+		f(t, openSQLite(t, path), openSQLite(t, path))
 	})
+}
+
+// loadReplicas stores an expired company connection through a, then makes
+// n concurrent calls split over a manager on a and one on b; it returns the
+// refresh grants and the failed calls.
+func (e *env) loadReplicas(t *testing.T, a, b *SQLStore, n int) (grants, failed int64) {
+	e.connect(t, a, "t1", OwnerCompany, true)
+	tool := e.tool(t, "company")
+	ms := []*Manager{e.manager(a), e.manager(b)}
+	var wg sync.WaitGroup
+	var fails atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := call(tool, ms[i%2], "t1", ""); err != nil {
+				fails.Add(1)
+				t.Log(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return e.provider.RefreshGrants.Load(), fails.Load()
 }
 
 // TestRotationNeverLosesTheRefreshToken: 20 refresh cycles with rotation on

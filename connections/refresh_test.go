@@ -160,37 +160,13 @@ func TestSkewFollowsTheLifetime(t *testing.T) {
 // expired connection: 1 refresh, 0 failures (the write lock was held across
 // the token request: 20 refreshes and failed writes on SQLite).
 func TestReplicasWithASlowTokenEndpoint(t *testing.T) {
-	run := func(t *testing.T, a, b *SQLStore) {
+	eachSharedStore(t, func(t *testing.T, a, b *SQLStore) {
 		e := newEnv(t)
 		e.provider.AccessLifetime = time.Minute
 		e.provider.Delay = time.Second
-		e.connect(t, a, "t1", OwnerCompany, true)
-		tool := e.tool(t, "company")
-		ms := []*Manager{e.manager(a), e.manager(b)}
-		var wg sync.WaitGroup
-		var failed atomic.Int64
-		for i := range 64 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := call(tool, ms[i%2], "t1", ""); err != nil {
-					failed.Add(1)
-					t.Log(err)
-				}
-			}()
+		if g, f := e.loadReplicas(t, a, b, 64); g != 1 || f != 0 {
+			t.Errorf("%d refresh grants and %d failed calls, want 1 and 0", g, f)
 		}
-		wg.Wait()
-		if n := e.provider.RefreshGrants.Load(); n != 1 || failed.Load() != 0 {
-			t.Errorf("%d refresh grants and %d failed calls, want 1 and 0", n, failed.Load())
-		}
-	}
-	t.Run("sqlite", func(t *testing.T) {
-		path := t.TempDir() + "/shared.db"
-		run(t, openSQLite(t, path), openSQLite(t, path))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := postgresDSN(t)
-		run(t, openPostgres(t, dsn), openPostgres(t, dsn))
 	})
 }
 
