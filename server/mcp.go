@@ -13,21 +13,43 @@ import (
 
 // MCPServer returns an MCP server with every tool, whose calls run for
 // tenant; person gives the person of a call (from the X-Person-Id header on
-// HTTP, from a flag on stdio).
+// HTTP, from a flag on stdio). It is for a long-lived session (stdio): it
+// advertises tools.listChanged, and SyncMCP after a reload sends the change.
 func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) string) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+	s.SyncMCP(srv, tenant, person)
+	return srv
+}
+
+// SyncMCP makes srv's tools the current tool set's: tools gone are removed,
+// the others (re)added; connected clients get notifications/tools/list_changed.
+func (s *Server) SyncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string) {
+	s.mcpMu.Lock()
+	defer s.mcpMu.Unlock()
 	ts := s.Tools()
+	if s.mcpNames == nil {
+		s.mcpNames = map[*mcp.Server][]string{}
+	}
+	var gone []string
+	for _, id := range s.mcpNames[srv] {
+		if _, ok := ts.tools[id]; !ok {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) > 0 {
+		srv.RemoveTools(gone...)
+	}
+	s.addMCPTools(srv, ts, tenant, person)
+	s.mcpNames[srv] = ts.ids
+}
+
+// addMCPTools adds every tool of ts to srv.
+func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person func(*mcp.CallToolRequest) string) {
 	for _, id := range ts.ids {
 		tool := ts.tools[id]
-		mt := &mcp.Tool{
-			Name:        id,
-			Description: tool.Manifest.Description,
-			InputSchema: tool.Manifest.Input,
-		}
-		if len(tool.Manifest.Output) > 0 {
-			mt.OutputSchema = tool.Manifest.Output
-		}
-		srv.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mt := NewMCPTool(tool)
+		srv.AddTool(mt.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			if len(args) == 0 {
 				args = json.RawMessage(`{}`)
@@ -44,24 +66,28 @@ func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) stri
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
 			}
 			out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}}
-			if len(res.Output) > 0 && res.Output[0] == '{' {
-				out.StructuredContent = res.Output
+			if sc := mt.structured(res.Output); sc != nil {
+				out.StructuredContent = sc
 			}
 			return out, nil
 		})
 	}
-	return srv
 }
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is
-// bound to the tenant of its own API key.
+// bound to the tenant of its own API key. A stateless server cannot reach a
+// client between requests, so it does not advertise tools.listChanged:
+// clients list the tools again when they need them.
 func (s *Server) mcpHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return s.MCPServer(tenantOf(r.Context()), func(req *mcp.CallToolRequest) string {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
+			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
+		s.addMCPTools(srv, s.Tools(), tenantOf(r.Context()), func(req *mcp.CallToolRequest) string {
 			if req.Extra != nil && req.Extra.Header != nil {
 				return req.Extra.Header.Get("X-Person-Id")
 			}
 			return ""
 		})
+		return srv
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger})
 }

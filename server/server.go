@@ -17,6 +17,7 @@ import (
 
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -53,6 +54,9 @@ type Server struct {
 	tools    atomic.Pointer[Toolset]
 	inflight sync.WaitGroup
 	keys     sync.Map // API key → keyEntry: a store read per key per minute, not per request
+
+	mcpMu    sync.Mutex
+	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
 }
 
 // keyCacheTTL bounds how long a key's tenant is trusted without asking the

@@ -464,3 +464,43 @@ func TestMCPStdio(t *testing.T) {
 		t.Fatalf("bad call %+v %v", res, err)
 	}
 }
+
+// TestMCPStdioListChanged: on stdio, SIGHUP reloads the folder and the
+// client is sent notifications/tools/list_changed; the new tool lists.
+func TestMCPStdioListChanged(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(binary(t), "mcp", "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"), "--allow-cidr", "127.0.0.0/8")
+	changed := make(chan struct{}, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Fatalf("stdio capabilities %+v: want tools.listChanged", caps.Tools)
+	}
+	w.write("extra.json", `{"id":"t.extra","description":"Extra.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/extra"}}`)
+	os.Remove(filepath.Join(w.tools, "slow.json"))
+	cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after SIGHUP")
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); !strings.Contains(got, "t.extra") || strings.Contains(got, "t.slow") {
+		t.Errorf("tools after reload: %s", got)
+	}
+}

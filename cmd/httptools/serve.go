@@ -284,7 +284,22 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer store.Close()
-	ms := srv.MCPServer("local", func(*mcp.CallToolRequest) string { return *person })
+	who := func(*mcp.CallToolRequest) string { return *person }
+	ms := srv.MCPServer("local", who)
+	// SIGHUP reloads the folder; the client is told the list changed.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if err := srv.Reload(); err != nil {
+				log.Error("reload failed; the previous tools stay", "error", err.Error())
+				continue
+			}
+			srv.SyncMCP(ms, "local", who)
+			log.Info("reloaded", "tools", len(srv.Tools().IDs()))
+		}
+	}()
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	if err := ms.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		fmt.Fprintln(stderr, "httptools mcp:", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	_ "github.com/httptools/httptools/httpspec" // the "http" kind
+	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -22,11 +23,14 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	nerr, nwarn := 0, 0
 	for _, f := range files {
-		ps, err := checkFile(f)
+		ps, tool, err := checkFile(f)
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: %v\n", f, err)
 			nerr++
 			continue
+		}
+		if tool != nil && server.NewMCPTool(tool).Wrapped {
+			fmt.Fprintf(stdout, "%s: note: output: is not an object schema, which MCP requires: MCP clients see the output as {\"result\": <output>} with the schema under properties.result; REST returns it as is\n", f)
 		}
 		for _, p := range ps {
 			fmt.Fprintf(stdout, "%s: %s\n", f, p)
@@ -44,21 +48,22 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checkFile loads one manifest and returns its problems, errors first.
-func checkFile(path string) ([]synth.Problem, error) {
+// checkFile loads one manifest and returns its problems, errors first, and
+// the tool when it loads.
+func checkFile(path string) ([]synth.Problem, *synth.Tool, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := synth.Load(src)
 	if err == nil {
-		return t.Warnings, nil
+		return t.Warnings, t, nil
 	}
 	var e *synth.Error
 	if errors.As(err, &e) {
-		return e.Problems, nil
+		return e.Problems, nil, nil
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 // manifestFiles expands folders into the *.json files below them, leaving out

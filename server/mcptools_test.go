@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMCPToolsAsClientsSeeThem: every tool lists with an object input and
+// output schema (non-object outputs wrapped under "result", $refs
+// rewritten), annotations from the manifest, and structuredContent that
+// matches; over HTTP tools.listChanged is not advertised.
+func TestMCPToolsAsClientsSeeThem(t *testing.T) {
+	r := newRig(t)
+	dir := r.srv.cfg.ToolsDir
+	up := strings.TrimSuffix(gjsonURL(t, r), "/")
+	for name, body := range map[string]string{
+		"text.json": `{"id":"t.text","description":"Text.","version":"1.0.0","mutating":false,"input":{"properties":{"id":{"type":"string"}}},"output":{"type":"string"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up + `/text","parseJson":false}}`,
+		"list.json": `{"id":"t.list-items","description":"List.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"array","items":{"$ref":"#/$defs/item"},"$defs":{"item":{"type":"object"}}},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up + `/list"}}`,
+		"del.json": `{"id":"t.delete-item","description":"Delete.","version":"1.0.0","mutating":true,"effects":[{"kind":"deletes"}],"input":{"type":"object"},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"DELETE","urlTemplate":"` + up + `/del"}}`,
+		"create.json": `{"id":"t.create","description":"Create.","version":"1.0.0","mutating":true,"metadata":{"title":"Create a thing"},"input":{"type":"object"},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"POST","urlTemplate":"` + up + `/create","headers":[{"name":"Idempotency-Key","value":""}]}}`,
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("HTTP capabilities %+v: want tools without listChanged", caps.Tools)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range list.Tools {
+		byName[tl.Name] = tl
+		in, _ := json.Marshal(tl.InputSchema)
+		if !strings.Contains(string(in), `"type":"object"`) {
+			t.Errorf("%s: input schema %s", tl.Name, in)
+		}
+		if tl.OutputSchema != nil {
+			out, _ := json.Marshal(tl.OutputSchema)
+			var o map[string]any
+			json.Unmarshal(out, &o)
+			if o["type"] != "object" {
+				t.Errorf("%s: output schema %s is not an object schema", tl.Name, out)
+			}
+		}
+		if tl.Annotations == nil || tl.Annotations.OpenWorldHint == nil || !*tl.Annotations.OpenWorldHint || tl.Annotations.DestructiveHint == nil {
+			t.Errorf("%s: annotations %+v", tl.Name, tl.Annotations)
+		}
+	}
+	lo, _ := json.Marshal(byName["t.list-items"].OutputSchema)
+	if !strings.Contains(string(lo), `"$ref":"#/properties/result/$defs/item"`) {
+		t.Errorf("wrapped $ref not rewritten: %s", lo)
+	}
+	for name, want := range map[string]struct {
+		title                              string
+		readOnly, destructive, idempotent bool
+	}{
+		"t.echo":        {"Echo (t)", true, false, true},
+		"t.delete-item": {"Delete item (t)", false, true, true},
+		"t.create":      {"Create a thing", false, false, true},
+		"t.mail":        {"Mail (t)", false, false, false},
+	} {
+		a := byName[name].Annotations
+		if a.Title != want.title || a.ReadOnlyHint != want.readOnly || *a.DestructiveHint != want.destructive || a.IdempotentHint != want.idempotent {
+			t.Errorf("%s: %+v (destructive %v), want %+v", name, a, *a.DestructiveHint, want)
+		}
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "t.text", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("text call: %+v %v", res, err)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if !strings.HasPrefix(string(sc), `{"result":"`) {
+		t.Errorf("text structuredContent %s", sc)
+	}
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "7"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo call: %+v %v", res, err)
+	}
+	sc, _ = json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(sc), `"path":"/items/7"`) {
+		t.Errorf("echo structuredContent %s", sc)
+	}
+	_ = synth.CodeHandlerError
+}
+
+func gjsonURL(t *testing.T, r *rig) string {
+	tool, _ := r.srv.Tools().Tool("t.echo")
+	var spec struct {
+		URLTemplate string `json:"urlTemplate"`
+	}
+	json.Unmarshal(tool.Manifest.Spec.Raw, &spec)
+	return strings.TrimSuffix(spec.URLTemplate, "/items/{id}")
+}
