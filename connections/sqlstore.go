@@ -204,6 +204,12 @@ var migrations = []string{
 		id TEXT PRIMARY KEY,
 		at BIGINT NOT NULL
 	)`,
+	// Keys made before roles keep what they could do: everything.
+	`ALTER TABLE api_keys ADD COLUMN id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';
+	ALTER TABLE api_keys ADD COLUMN person TEXT NOT NULL DEFAULT '';
+	ALTER TABLE api_keys ADD COLUMN revoked BIGINT NOT NULL DEFAULT 0;
+	UPDATE api_keys SET id = 'key_' || substr(hash, 1, 16) WHERE id = ''`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
@@ -587,35 +593,137 @@ func newID(prefix string) string {
 // APIKeyPrefix starts every API key.
 const APIKeyPrefix = "htk_"
 
-// CreateAPIKey makes a new API key for tenant and stores only its SHA-256:
-// the key is returned once and can never be read back.
-func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant string) (string, error) {
+// Key roles.
+const (
+	// RoleAdmin manages secrets, keys and company connections, and calls
+	// tools as a service key does.
+	RoleAdmin = "admin"
+	// RoleService is a kernel's key: it calls tools and names the person
+	// and unattended of each call.
+	RoleService = "service"
+	// RolePerson is one person's key: calls act for that person only, and
+	// it sees and revokes its own connections only.
+	RolePerson = "person"
+)
+
+// APIKey is what a key is: never the key itself, which is shown once.
+type APIKey struct {
+	ID      string    `json:"id"`
+	Tenant  string    `json:"tenant"`
+	Role    string    `json:"role"`
+	Person  string    `json:"person,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// CheckRole reports whether role and person make a key: person keys name
+// their person, others none.
+func CheckRole(role, person string) error {
+	switch {
+	case role != RoleAdmin && role != RoleService && role != RolePerson:
+		return fmt.Errorf("role %q: want admin, service or person", role)
+	case role == RolePerson && person == "":
+		return errors.New("a person key names its person: add --person ID")
+	case role != RolePerson && person != "":
+		return fmt.Errorf("only a person key names a person (this one is %s)", role)
+	}
+	return nil
+}
+
+// CreateAPIKey makes a new API key for tenant with a role (person keys name
+// their person) and stores only its SHA-256: the key is returned once and
+// can never be read back.
+func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *APIKey, error) {
 	if tenant == "" {
-		return "", errors.New("an API key needs a tenant")
+		return "", nil, errors.New("an API key needs a tenant")
+	}
+	if err := CheckRole(role, person); err != nil {
+		return "", nil, err
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	h := keyHash(key)
+	k := &APIKey{ID: "key_" + h[:16], Tenant: tenant, Role: role, Person: person, Created: time.Now()}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO api_keys (hash, tenant, created) VALUES (?, ?, ?)`), keyHash(key), tenant, ms(time.Now()))
-	return key, fail("store API key", err)
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO api_keys (hash, tenant, created, id, role, person) VALUES (?, ?, ?, ?, ?, ?)`),
+		h, tenant, ms(k.Created), k.ID, role, person)
+	if err != nil {
+		return "", nil, fail("store API key", err)
+	}
+	return key, k, nil
 }
 
-// TenantOfKey returns the tenant an API key belongs to, or ErrNotFound.
-// The key is 256 random bits, so one SHA-256 is the right hash: there is
-// nothing to brute-force.
-func (s *SQLStore) TenantOfKey(ctx context.Context, key string) (string, error) {
+// KeyOf returns what an API key is, or ErrNotFound for an unknown or
+// revoked key. The key is 256 random bits, so one SHA-256 is the right
+// hash: there is nothing to brute-force.
+func (s *SQLStore) KeyOf(ctx context.Context, key string) (*APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var tenant string
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT tenant FROM api_keys WHERE hash = ?`), keyHash(key)).Scan(&tenant)
+	var k APIKey
+	var created int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created FROM api_keys WHERE hash = ? AND revoked = 0`), keyHash(key)).
+		Scan(&k.ID, &k.Tenant, &k.Role, &k.Person, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
+		return nil, ErrNotFound
 	}
-	return tenant, fail("check API key", err)
+	if err != nil {
+		return nil, fail("check API key", err)
+	}
+	k.Created = fromMs(created)
+	return &k, nil
+}
+
+// APIKeys lists a tenant's keys that are not revoked ("" lists every
+// tenant's, for the CLI).
+func (s *SQLStore) APIKeys(ctx context.Context, tenant string) ([]*APIKey, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	q := `SELECT id, tenant, role, person, created FROM api_keys WHERE revoked = 0`
+	args := []any{}
+	if tenant != "" {
+		q += ` AND tenant = ?`
+		args = append(args, tenant)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY tenant, created, id`), args...)
+	if err != nil {
+		return nil, fail("list API keys", err)
+	}
+	defer rows.Close()
+	var out []*APIKey
+	for rows.Next() {
+		var k APIKey
+		var created int64
+		if err := rows.Scan(&k.ID, &k.Tenant, &k.Role, &k.Person, &created); err != nil {
+			return nil, fail("list API keys", err)
+		}
+		k.Created = fromMs(created)
+		out = append(out, &k)
+	}
+	return out, fail("list API keys", rows.Err())
+}
+
+// RevokeAPIKey revokes a key by id; tenant "" matches any tenant (the CLI).
+// An unknown id, or another tenant's, is ErrNotFound.
+func (s *SQLStore) RevokeAPIKey(ctx context.Context, tenant, id string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	q := `UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked = 0`
+	args := []any{ms(time.Now()), id}
+	if tenant != "" {
+		q += ` AND tenant = ?`
+		args = append(args, tenant)
+	}
+	res, err := s.db.ExecContext(ctx, s.q(q), args...)
+	if err != nil {
+		return fail("revoke API key", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 func keyHash(key string) string {

@@ -95,15 +95,35 @@ func TestStoreSuite(t *testing.T) {
 		}
 
 		// API keys: stored hashed, one tenant each.
-		key, err := s.CreateAPIKey(ctx, "t1")
+		key, _, err := s.CreateAPIKey(ctx, "t1", RoleService, "")
 		if err != nil || !strings.HasPrefix(key, APIKeyPrefix) || len(key) < 40 {
 			t.Fatalf("key %q %v", key, err)
 		}
-		if tenant, err := s.TenantOfKey(ctx, key); tenant != "t1" || err != nil {
-			t.Errorf("tenant %q %v", tenant, err)
+		k, err := s.KeyOf(ctx, key)
+		if err != nil || k.Tenant != "t1" || k.Role != RoleService {
+			t.Errorf("key %+v %v", k, err)
 		}
-		if _, err := s.TenantOfKey(ctx, key+"x"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.KeyOf(ctx, key+"x"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("a wrong key: %v", err)
+		}
+		pkey, pk, err := s.CreateAPIKey(ctx, "t1", RolePerson, "u1")
+		if err != nil || pk.Person != "u1" {
+			t.Fatalf("person key %+v %v", pk, err)
+		}
+		if _, _, err := s.CreateAPIKey(ctx, "t1", RolePerson, ""); err == nil {
+			t.Error("a person key without a person")
+		}
+		if keys, err := s.APIKeys(ctx, "t1"); err != nil || len(keys) != 2 {
+			t.Errorf("APIKeys: %v %v", keys, err)
+		}
+		if err := s.RevokeAPIKey(ctx, "t2", pk.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("another tenant revoked a key: %v", err)
+		}
+		if err := s.RevokeAPIKey(ctx, "t1", pk.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.KeyOf(ctx, pkey); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a revoked key still works: %v", err)
 		}
 		var n int
 		s.db.QueryRow(s.q(`SELECT COUNT(*) FROM api_keys WHERE hash = ?`), key).Scan(&n)

@@ -155,6 +155,12 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	if req.Input == nil {
 		req.Input = json.RawMessage(`{}`)
 	}
+	var refused string
+	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
+	if refused != "" {
+		forbidden(w, refused)
+		return
+	}
 	res, err := s.call(r.Context(), tool, s.callContext(tenantOf(r.Context()), req.Context), req.Input)
 	if err != nil {
 		var e *synth.Error
@@ -243,6 +249,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
+	k := identity(r.Context())
+	if k.Role == connections.RolePerson && req.As == synth.AsPerson && req.Person == "" {
+		req.Person = k.Person // a person key connects its own account
+	}
 	var owner string
 	switch {
 	case req.As == synth.AsCompany && req.Person == "":
@@ -251,6 +261,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		owner = connections.OwnerPerson(req.Person)
 	default:
 		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"as":"person","person":"…"} or {"as":"company"}`)
+		return
+	}
+	if refused := mayManage(k, owner); refused != "" {
+		forbidden(w, refused)
 		return
 	}
 	url, err := s.cfg.Manager.Authorize(r.Context(), tenantOf(r.Context()), r.PathValue("app"), owner)
@@ -349,13 +363,38 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]ConnectionView, 0, len(recs))
+	k := identity(r.Context())
 	for _, rec := range recs {
+		if k.Role == connections.RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
+			continue // a person sees its own connections only
+		}
 		out = append(out, connectionView(rec))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"connections": out})
 }
 
 func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	if k.Role != connections.RoleAdmin {
+		recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
+		if err != nil {
+			s.storeUnavailable(w, "finding the connection", err)
+			return
+		}
+		for _, rec := range recs {
+			if rec.ID != r.PathValue("id") {
+				continue
+			}
+			if refused := mayManage(k, rec.Owner); refused != "" {
+				if k.Role == connections.RolePerson {
+					s.removed(w, connections.ErrNotFound, "connection") // another person's is none of its business
+					return
+				}
+				forbidden(w, refused)
+				return
+			}
+		}
+	}
 	var err error
 	if s.cfg.Manager != nil {
 		err = s.cfg.Manager.Revoke(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
@@ -363,4 +402,19 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	}
 	s.removed(w, err, "connection")
+}
+
+// mayManage says why a key may not start or revoke the connection of owner,
+// or "": admin keys manage every connection, service keys people's, person
+// keys their own.
+func mayManage(k *connections.APIKey, owner string) string {
+	switch {
+	case k.Role == connections.RoleAdmin:
+		return ""
+	case owner == connections.OwnerCompany:
+		return "company connections are managed with an admin key"
+	case k.Role == connections.RolePerson && owner != connections.OwnerPerson(k.Person):
+		return "a person key manages its own connections only"
+	}
+	return ""
 }

@@ -136,7 +136,7 @@ func TestNoSecretInAnySink(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	key, _ := store.CreateAPIKey(context.Background(), "tenant-a")
+	key, _, _ := store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
 	session := mcpSession(t, hs.URL, key)
 
 	r := rand.New(rand.NewPCG(7, 9))

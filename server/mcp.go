@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,7 +83,11 @@ func (s *Server) mcpHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
-		s.addMCPTools(srv, s.Tools(), tenantOf(r.Context()), func(req *mcp.CallToolRequest) string {
+		k := identity(r.Context())
+		s.addMCPTools(srv, s.Tools(), k.Tenant, func(req *mcp.CallToolRequest) string {
+			if k.Role == connections.RolePerson {
+				return k.Person // checked against X-Person-Id before the server was made
+			}
 			if req.Extra != nil && req.Extra.Header != nil {
 				return req.Extra.Header.Get("X-Person-Id")
 			}

@@ -30,11 +30,11 @@ func (d *downStore) fail(ctx context.Context, op string) error {
 	return &connections.StoreError{Op: op, Err: driverWords}
 }
 
-func (d *downStore) TenantOfKey(ctx context.Context, key string) (string, error) {
+func (d *downStore) KeyOf(ctx context.Context, key string) (*connections.APIKey, error) {
 	if d.down.Load() {
-		return "", d.fail(ctx, "check API key")
+		return nil, d.fail(ctx, "check API key")
 	}
-	return d.KeyStore.TenantOfKey(ctx, key)
+	return d.KeyStore.KeyOf(ctx, key)
 }
 func (d *downStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
 	if d.down.Load() {
@@ -89,7 +89,7 @@ func TestStoreOutage(t *testing.T) {
 	r.srv.cfg.Store = ds
 	r.srv.cfg.Manager.Store = ds
 	// A key not yet checked, so that its check reaches the store.
-	fresh, _ := r.store.CreateAPIKey(context.Background(), "tenant-c")
+	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", connections.RoleAdmin, "")
 	r.do(t, r.keyA, "GET", "/v1/tools", "") // keyA is now cached
 	ds.down.Store(true)
 	for _, tc := range []struct{ name, key, method, path, body string }{

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +27,10 @@ const DefaultMaxInputBytes = 1 << 20
 // states and API keys. connections.SQLStore implements it.
 type KeyStore interface {
 	connections.Store
-	CreateAPIKey(ctx context.Context, tenant string) (string, error)
-	TenantOfKey(ctx context.Context, key string) (string, error)
+	CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *connections.APIKey, error)
+	KeyOf(ctx context.Context, key string) (*connections.APIKey, error)
+	APIKeys(ctx context.Context, tenant string) ([]*connections.APIKey, error)
+	RevokeAPIKey(ctx context.Context, tenant, id string) error
 }
 
 // Config is what New needs.
@@ -57,30 +58,6 @@ type Server struct {
 
 	mcpMu    sync.Mutex
 	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
-}
-
-// keyCacheTTL bounds how long a key's tenant is trusted without asking the
-// store.
-const keyCacheTTL = time.Minute
-
-type keyEntry struct {
-	tenant  string
-	expires time.Time
-}
-
-// tenantOfKey returns the tenant of an API key, from memory when it was
-// checked within keyCacheTTL.
-func (s *Server) tenantOfKey(ctx context.Context, key string) (string, error) {
-	now := time.Now()
-	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) {
-		return e.(keyEntry).tenant, nil
-	}
-	tenant, err := s.cfg.Store.TenantOfKey(ctx, key)
-	if err != nil {
-		return "", err
-	}
-	s.keys.Store(key, keyEntry{tenant, now.Add(keyCacheTTL)})
-	return tenant, nil
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -135,18 +112,28 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	const admin = connections.RoleAdmin
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
 	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))
-	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets))
-	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.authed(s.putSecret))
-	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.authed(s.deleteSecret))
+	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
+	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.authed(s.putSecret, admin))
+	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.authed(s.deleteSecret, admin))
 	mux.Handle("POST /v1/connections/{app}/authorize", s.authed(s.authorize))
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.authed(s.revokeConnection))
+	mux.Handle("GET /v1/keys", s.authed(s.listKeys, admin))
+	mux.Handle("POST /v1/keys", s.authed(s.createKey, admin))
+	mux.Handle("DELETE /v1/keys/{id}", s.authed(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
 	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
+		if k := identity(r.Context()); k.Role == connections.RolePerson {
+			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
+				forbidden(w, "a person key acts for its own person only, not "+p)
+				return
+			}
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
 		mcpHandler.ServeHTTP(w, r)
 	}))
@@ -196,34 +183,6 @@ func (s *Server) storeUnavailable(w http.ResponseWriter, what string, err error)
 	w.Header().Set("Retry-After", retryAfter)
 	writeError(w, http.StatusServiceUnavailable, synth.ReasonStoreUnavailable, synth.ReasonStoreUnavailable,
 		"the store is unavailable for now ("+what+"): try again shortly")
-}
-
-type tenantKey struct{}
-
-func tenantOf(ctx context.Context) string {
-	t, _ := ctx.Value(tenantKey{}).(string)
-	return t
-}
-
-// authed requires a valid API key and puts its tenant in the context.
-func (s *Server) authed(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || key == "" {
-			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
-			return
-		}
-		tenant, err := s.tenantOfKey(r.Context(), key)
-		if err != nil {
-			if errors.Is(err, connections.ErrNotFound) {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown API key")
-			} else {
-				s.storeUnavailable(w, "checking the API key", err)
-			}
-			return
-		}
-		h(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
-	})
 }
 
 // errorBody is every error response: {"error":{"code","reason","message","details"}}.

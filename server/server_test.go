@@ -89,8 +89,8 @@ func newRig(t *testing.T) *rig {
 	r.http = httptest.NewServer(srv.Handler())
 	t.Cleanup(r.http.Close)
 	mgr.RedirectURL = r.http.URL + "/v1/oauth/callback"
-	r.keyA, _ = store.CreateAPIKey(context.Background(), "tenant-a")
-	r.keyB, _ = store.CreateAPIKey(context.Background(), "tenant-b")
+	r.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
+	r.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
 	return r
 }
 

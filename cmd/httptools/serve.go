@@ -215,11 +215,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 func localKey(ctx context.Context, store *connections.SQLStore, file string) (string, error) {
 	if b, err := os.ReadFile(file); err == nil {
 		key := strings.TrimSpace(string(b))
-		if t, err := store.TenantOfKey(ctx, key); err == nil && t == "local" {
+		if k, err := store.KeyOf(ctx, key); err == nil && k.Tenant == "local" {
 			return key, nil
 		}
 	}
-	key, err := store.CreateAPIKey(ctx, "local")
+	key, _, err := store.CreateAPIKey(ctx, "local", connections.RoleAdmin, "")
 	if err != nil {
 		return "", err
 	}
@@ -230,19 +230,45 @@ func localKey(ctx context.Context, store *connections.SQLStore, file string) (st
 }
 
 func keys(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stderr, "usage: httptools keys create --tenant T [--db sqlite:PATH|postgres://…]")
+	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--db …]\n" +
+		"       httptools keys list [--tenant T] [--db …]\n" +
+		"       httptools keys revoke ID [--db …]"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	verb := args[0]
+	fs := flag.NewFlagSet("keys "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tenant := fs.String("tenant", "", "the tenant the key belongs to")
+	tenant := fs.String("tenant", "", "the tenant")
+	role := fs.String("role", connections.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
+	person := fs.String("person", "", "the person of a person key")
 	db := fs.String("db", "sqlite:./httptools.db", "store")
-	if err := fs.Parse(args[1:]); err != nil {
+	rest := args[1:]
+	id := ""
+	if verb == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		id, rest = rest[0], rest[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
-	if *tenant == "" {
+	if verb == "revoke" && id == "" && fs.NArg() > 0 {
+		id = fs.Arg(0)
+	}
+	switch {
+	case verb == "create" && *tenant == "":
 		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
+		return 2
+	case verb == "create":
+		if err := connections.CheckRole(*role, *person); err != nil {
+			fmt.Fprintln(stderr, "httptools keys create:", err)
+			return 2
+		}
+	case verb == "revoke" && id == "":
+		fmt.Fprintln(stderr, "httptools keys revoke: name the key's id (httptools keys list shows them)")
+		return 2
+	case verb != "list" && verb != "revoke":
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	ctx := context.Background()
@@ -252,12 +278,39 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer store.Close()
-	key, err := store.CreateAPIKey(ctx, *tenant)
-	if err != nil {
-		fmt.Fprintln(stderr, "httptools keys:", err)
-		return 1
+	switch verb {
+	case "create":
+		key, k, err := store.CreateAPIKey(ctx, *tenant, *role, *person)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		who := ""
+		if k.Person != "" {
+			who = " for person " + k.Person
+		}
+		fmt.Fprintf(stdout, "API key %s, role %s%s, tenant %s (shown once; only its hash is stored):\n%s\n", k.ID, k.Role, who, *tenant, key)
+	case "list":
+		ks, err := store.APIKeys(ctx, *tenant)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", "ID", "TENANT", "ROLE", "PERSON", "CREATED")
+		for _, k := range ks {
+			fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", k.ID, k.Tenant, k.Role, k.Person, k.Created.UTC().Format(time.RFC3339))
+		}
+	case "revoke":
+		if err := store.RevokeAPIKey(ctx, *tenant, id); err != nil {
+			if errors.Is(err, connections.ErrNotFound) {
+				fmt.Fprintf(stderr, "httptools keys revoke: no key %s (httptools keys list shows them)\n", id)
+				return 1
+			}
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "revoked %s (replicas stop taking it within a minute)\n", id)
 	}
-	fmt.Fprintf(stdout, "API key for tenant %s (shown once; only its hash is stored):\n%s\n", *tenant, key)
 	return 0
 }
 

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/connections"
+)
+
+// keyCacheTTL bounds how long a key is trusted without asking the store: a
+// key revoked on another replica stops working there within it (at once on
+// the replica that revoked it).
+const keyCacheTTL = time.Minute
+
+type keyEntry struct {
+	key     *connections.APIKey
+	expires time.Time
+}
+
+// keyOf returns what an API key is, from memory when it was checked within
+// keyCacheTTL.
+func (s *Server) keyOf(ctx context.Context, key string) (*connections.APIKey, error) {
+	now := time.Now()
+	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) {
+		return e.(keyEntry).key, nil
+	}
+	k, err := s.cfg.Store.KeyOf(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	s.keys.Store(key, keyEntry{k, now.Add(keyCacheTTL)})
+	return k, nil
+}
+
+type identityKey struct{}
+
+// identity is who a request is: the API key it came with.
+func identity(ctx context.Context) *connections.APIKey {
+	k, _ := ctx.Value(identityKey{}).(*connections.APIKey)
+	if k == nil {
+		return &connections.APIKey{}
+	}
+	return k
+}
+
+func tenantOf(ctx context.Context) string { return identity(ctx).Tenant }
+
+// authed requires a valid API key and puts what it is in the context; roles
+// lists the roles the route admits (none: every role).
+func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || key == "" {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
+			return
+		}
+		k, err := s.keyOf(r.Context(), key)
+		if err != nil {
+			if errors.Is(err, connections.ErrNotFound) {
+				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
+			} else {
+				s.storeUnavailable(w, "checking the API key", err)
+			}
+			return
+		}
+		if len(roles) > 0 && !contains(roles, k.Role) {
+			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, k)))
+	})
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func forbidden(w http.ResponseWriter, msg string) {
+	writeError(w, http.StatusForbidden, "forbidden", "role", msg)
+}
+
+// actAs is the person and unattended flag of a call: a person key's own
+// person (a call naming another, or unattended, is refused); admin and
+// service keys name them.
+func actAs(k *connections.APIKey, person string, unattended bool) (string, bool, string) {
+	if k.Role != connections.RolePerson {
+		return person, unattended, ""
+	}
+	switch {
+	case person != "" && person != k.Person:
+		return "", false, "a person key acts for its own person only, not " + person
+	case unattended:
+		return "", false, "a person key's calls are that person's own, never unattended"
+	}
+	return k.Person, false, ""
+}
+
+// keyView is a key as the API shows it.
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.cfg.Store.APIKeys(r.Context(), tenantOf(r.Context()))
+	if err != nil {
+		s.storeUnavailable(w, "listing API keys", err)
+		return
+	}
+	if keys == nil {
+		keys = []*connections.APIKey{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Role   string `json:"role"`
+		Person string `json:"person"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if err := connections.CheckRole(req.Role, req.Person); err != nil {
+		writeError(w, http.StatusBadRequest, "bad-request", "", err.Error()+`: the body is {"role":"admin|service|person","person":"…"}`)
+		return
+	}
+	key, k, err := s.cfg.Store.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
+	if err != nil {
+		s.storeUnavailable(w, "storing the API key", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "info": k})
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
+	err := s.cfg.Store.RevokeAPIKey(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	if err == nil {
+		// Forget it here at once; other replicas within keyCacheTTL.
+		s.keys.Range(func(k, v any) bool {
+			if v.(keyEntry).key.ID == r.PathValue("id") {
+				s.keys.Delete(k)
+			}
+			return true
+		})
+	}
+	s.removed(w, err, "API key")
+}
