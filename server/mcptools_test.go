@@ -67,7 +67,7 @@ func TestMCPToolsAsClientsSeeThem(t *testing.T) {
 		t.Errorf("wrapped $ref not rewritten: %s", lo)
 	}
 	for name, want := range map[string]struct {
-		title                              string
+		title                             string
 		readOnly, destructive, idempotent bool
 	}{
 		"t.echo":        {"Echo (t)", true, false, true},
