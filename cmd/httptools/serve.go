@@ -320,8 +320,18 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f serviceFlags
 	f.register(fs)
 	person := fs.String("person", "", "the person calls act for")
+	f.db = "" // the state directory, not the working folder: see stateDB
+	fs.Lookup("db").DefValue = "sqlite:$XDG_STATE_HOME/httptools/httptools.db"
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if f.db == "" {
+		db, err := stateDB()
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools mcp:", err)
+			return 1
+		}
+		f.db = db
 	}
 	log := f.logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -364,3 +374,24 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// stateDB is the store of httptools mcp when --db is not given: a SQLite
+// file in the user's state directory ($XDG_STATE_HOME/httptools, else
+// ~/.local/state/httptools), made 0700 if missing. A desktop app starts the
+// command from any folder (often /, unwritable) as its user: the working
+// folder must not matter.
+func stateDB() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no state directory: set XDG_STATE_HOME or HOME, or pass --db sqlite:PATH (%v)", err)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(base, "httptools")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot make the state directory %s (%v): set XDG_STATE_HOME, or pass --db sqlite:PATH", dir, errors.Unwrap(err))
+	}
+	return "sqlite:" + filepath.Join(dir, "httptools.db"), nil
+}
