@@ -1,0 +1,100 @@
+// The official TypeScript SDK's client against httptools, over streamable
+// HTTP and stdio. The Go test TestNodeInterop starts what it needs and
+// passes it in the environment:
+//   HTTPTOOLS_URL, HTTPTOOLS_KEY   a running `httptools serve`
+//   HTTPTOOLS_BIN, HTTPTOOLS_TOOLS the binary and a tools folder, for stdio
+//   HTTPTOOLS_MANY_URL             a serve with 1000 tools
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const env = process.env;
+
+async function http(url = env.HTTPTOOLS_URL, key = env.HTTPTOOLS_KEY) {
+  const client = new Client({ name: "interop", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  }));
+  return client;
+}
+
+async function stdio() {
+  const client = new Client({ name: "interop", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({
+    command: env.HTTPTOOLS_BIN,
+    args: ["mcp", "--tools", env.HTTPTOOLS_TOOLS, "--allow-cidr", "127.0.0.0/8", "--db", `sqlite:${env.HTTPTOOLS_STATE}/stdio.db`],
+    cwd: "/",
+    stderr: "ignore",
+  }));
+  return client;
+}
+
+// withClient closes the client whatever the test does, so that a failed
+// assertion never leaves a session (or a stdio child) holding the runner.
+async function withClient(connect, f) {
+  const client = await connect();
+  try {
+    await f(client);
+  } finally {
+    await client.close();
+  }
+}
+
+for (const [name, connect] of [["http", http], ["stdio", stdio]]) {
+  test(`${name}: every tool lists with schemas and annotations the SDK accepts`, () => withClient(connect, async (client) => {
+    const { tools } = await client.listTools(); // the SDK validates the whole list
+    assert.ok(tools.length >= 10, `only ${tools.length} tools`);
+    for (const t of tools) {
+      assert.equal(t.inputSchema.type, "object", t.name);
+      if (t.outputSchema) assert.equal(t.outputSchema.type, "object", t.name);
+      assert.ok(t.annotations, `${t.name} has no annotations`);
+      assert.equal(typeof t.annotations.readOnlyHint, "boolean");
+      assert.equal(typeof t.annotations.destructiveHint, "boolean");
+      assert.equal(typeof t.annotations.idempotentHint, "boolean");
+      assert.equal(t.annotations.openWorldHint, true);
+      assert.ok(t.title, `${t.name} has no title`);
+    }
+    const echo = tools.find((t) => t.name === "t.echo");
+    assert.equal(echo.annotations.readOnlyHint, true);
+  }));
+
+  test(`${name}: a call, a wrapped text output, a tool error`, () => withClient(connect, async (client) => {
+    await client.listTools(); // the client validates structuredContent against what it listed
+    const ok = await client.callTool({ name: "t.echo", arguments: { id: "42" } });
+    assert.ok(!ok.isError, JSON.stringify(ok));
+    assert.equal(ok.structuredContent.path, "/items/42");
+    const text = await client.callTool({ name: "t.text", arguments: {} });
+    assert.ok(!text.isError, JSON.stringify(text));
+    assert.equal(typeof text.structuredContent.result, "string");
+    const bad = await client.callTool({ name: "t.echo", arguments: {} });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /input-validation-failed/);
+  }));
+
+  test(`${name}: the fixtures and the guide's examples call without a protocol error`, () => withClient(connect, async (client) => {
+    const { tools } = await client.listTools();
+    const others = tools.filter((t) => !t.name.startsWith("t."));
+    assert.ok(others.length >= 10, `only ${others.length} fixture and example tools`);
+    for (const t of others) {
+      // Their APIs are not reachable from a test: each call must come back
+      // as a result (an error the model can read), never a rejected promise.
+      const res = await client.callTool({ name: t.name, arguments: {} });
+      assert.ok(Array.isArray(res.content) && res.content.length > 0, `${t.name}: ${JSON.stringify(res)}`);
+    }
+  }));
+}
+
+test("http: 1000 tools list and a call works", { skip: !env.HTTPTOOLS_MANY_URL }, () => withClient(() => http(env.HTTPTOOLS_MANY_URL, env.HTTPTOOLS_MANY_KEY), async (client) => {
+  let tools = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    tools = tools.concat(page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  assert.equal(tools.length, 1000);
+  const res = await client.callTool({ name: "gen.tool-0999", arguments: { id: "x" } });
+  assert.ok(!res.isError, JSON.stringify(res));
+}));
