@@ -98,3 +98,48 @@ test("http: 1000 tools list and a call works", { skip: !env.HTTPTOOLS_MANY_URL }
   const res = await client.callTool({ name: "gen.tool-0999", arguments: { id: "x" } });
   assert.ok(!res.isError, JSON.stringify(res));
 }));
+
+// The OAuth flow of the MCP authorization specification (2025-11-25), with
+// the SDK's own OAuth client: a 401 names the resource metadata, which names
+// the issuer; the client registers itself, sends the person through the
+// authorization endpoint with PKCE (the fake issuer approves at once), takes
+// the code back, gets a token for this resource and calls with it.
+test("http: the SDK's OAuth client connects through the issuer", { skip: !env.HTTPTOOLS_OAUTH_URL }, async () => {
+  let authorizeAt;
+  const store = {};
+  const provider = {
+    get redirectUrl() { return "http://127.0.0.1:1/callback"; },
+    get clientMetadata() {
+      return { client_name: "interop", redirect_uris: ["http://127.0.0.1:1/callback"], grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    },
+    clientInformation() { return store.client; },
+    saveClientInformation(c) { store.client = c; },
+    tokens() { return store.tokens; },
+    saveTokens(t) { store.tokens = t; },
+    redirectToAuthorization(url) { authorizeAt = url; },
+    saveCodeVerifier(v) { store.verifier = v; },
+    codeVerifier() { return store.verifier; },
+  };
+  const url = new URL(env.HTTPTOOLS_OAUTH_URL + "/mcp");
+  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  const client = new Client({ name: "interop-oauth", version: "1.0.0" });
+  await assert.rejects(client.connect(first), /Unauthorized/);
+  assert.ok(authorizeAt, "the client was not sent to the issuer");
+  // The "browser": the issuer approves and redirects to the callback.
+  const res = await fetch(authorizeAt, { redirect: "manual" });
+  assert.equal(res.status, 302);
+  const code = new URL(res.headers.get("location")).searchParams.get("code");
+  await first.finishAuth(code);
+  assert.ok(store.tokens?.access_token, "no token");
+  const second = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  const authed = new Client({ name: "interop-oauth", version: "1.0.0" });
+  await authed.connect(second);
+  try {
+    const { tools } = await authed.listTools();
+    assert.ok(tools.length > 0);
+    const echo = await authed.callTool({ name: "t.echo", arguments: { id: "oauth" } });
+    assert.ok(!echo.isError, JSON.stringify(echo));
+  } finally {
+    await authed.close();
+  }
+});

@@ -54,12 +54,29 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || key == "" {
+			s.challenge(w, "", "")
 			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
 			return
 		}
-		k, err := s.keyOf(r.Context(), key)
-		if err != nil {
+		var k *connections.APIKey
+		var err error
+		if s.cfg.OIDC != nil && !strings.HasPrefix(key, connections.APIKeyPrefix) {
+			k, err = s.verifyToken(r.Context(), key)
+			var bad *errBadToken
+			switch {
+			case errors.As(err, &bad):
+				s.challenge(w, "invalid_token", bad.why)
+				writeError(w, http.StatusUnauthorized, "unauthorized", "invalid-token", bad.why)
+				return
+			case err != nil:
+				s.cfg.Logger.Error("access token check failed", "error", err.Error())
+				w.Header().Set("Retry-After", retryAfter)
+				writeError(w, http.StatusServiceUnavailable, "unavailable", "issuer-unavailable", "the token's issuer cannot be reached to check it: try again shortly")
+				return
+			}
+		} else if k, err = s.keyOf(r.Context(), key); err != nil {
 			if errors.Is(err, connections.ErrNotFound) {
+				s.challenge(w, "invalid_token", "unknown or revoked API key")
 				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
 			} else {
 				s.storeUnavailable(w, "checking the API key", err)

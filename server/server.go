@@ -47,6 +47,9 @@ type Config struct {
 	// EnvSecretsTenant may also read secrets from HTTPTOOLS_SECRET_*
 	// variables: "local" for a laptop; "" for none, as in production.
 	EnvSecretsTenant string
+	// OIDC, when set, makes the service an OAuth resource server too:
+	// access tokens of these issuers are taken beside API keys.
+	OIDC *OIDC
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -58,6 +61,8 @@ type Server struct {
 
 	mcpMu    sync.Mutex
 	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
+
+	oidcVerifiers oidcVerifiers
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -113,6 +118,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	const admin = connections.RoleAdmin
+	if s.cfg.OIDC != nil {
+		md := s.resourceMetadata()
+		mux.Handle(metadataPath, md)
+		mux.Handle(metadataPath+"/", md)
+	}
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
 	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))

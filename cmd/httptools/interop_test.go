@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	toolstest "github.com/httptools/httptools/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,12 +74,23 @@ func TestNodeInterop(t *testing.T) {
 			"spec":{"kind":"http","method":"GET","urlTemplate":"%s/items/{id}"}}`, i, i, w.up.URL)), 0o644)
 	}
 	pm := startServe(t, e2eEnv, "--tools", many, "--db", "sqlite:"+filepath.Join(state, "many.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
+	// A serve that also takes access tokens of a fake OpenID issuer.
+	idp := toolstest.NewOIDCProvider()
+	t.Cleanup(idp.Close)
+	issuers := filepath.Join(state, "issuers.json")
+	os.WriteFile(issuers, []byte(fmt.Sprintf(`{"issuers":[{"url":%q,"tenant":"local","scopes":["mcp"]}]}`, idp.Issuer())), 0o644)
+	idp.Scopes = []string{"mcp"}
+	oauthAddr := freeAddr(t)
+	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
+		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
 	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=60000", "mcp.test.js")
 	cmd.Dir = "../../interop"
 	cmd.Env = append(os.Environ(),
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,
 		"HTTPTOOLS_MANY_URL="+pm.url, "HTTPTOOLS_MANY_KEY="+pm.key,
-		"HTTPTOOLS_BIN="+binary(t), "HTTPTOOLS_TOOLS="+w.tools, "HTTPTOOLS_STATE="+state)
+		"HTTPTOOLS_BIN="+binary(t), "HTTPTOOLS_TOOLS="+w.tools, "HTTPTOOLS_STATE="+state,
+		"HTTPTOOLS_OAUTH_URL="+po.url)
+	_ = idp
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 
 // serviceFlags are the flags serve and mcp share.
 type serviceFlags struct {
-	tools, db, apps, publicURL, logFormat string
+	tools, db, apps, publicURL, logFormat, oidc string
 	allow                                 cidrFlags
 	maxTimeout                            int
 }
@@ -40,6 +40,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
 	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
 
 func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
@@ -79,16 +80,23 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 	}
 	var apps connections.Apps
 	var mgr *connections.Manager
+	public := strings.TrimRight(f.publicURL, "/")
+	if public == "" {
+		public = "http://" + addr
+	}
 	if f.apps != "" {
 		if apps, err = connections.LoadApps(f.apps); err != nil {
 			store.Close()
 			return nil, nil, err
 		}
-		public := f.publicURL
-		if public == "" {
-			public = "http://" + addr
+		mgr = &connections.Manager{Store: store, Apps: apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
+	}
+	var oidcCfg *server.OIDC
+	if f.oidc != "" {
+		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
+			store.Close()
+			return nil, nil, fmt.Errorf("--oidc %w", err)
 		}
-		mgr = &connections.Manager{Store: store, Apps: apps, RedirectURL: strings.TrimRight(public, "/") + "/v1/oauth/callback"}
 	}
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
@@ -101,7 +109,7 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 	srv, err := server.New(server.Config{
 		Store: store, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
 		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
-		EnvSecretsTenant: envTenant,
+		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
 	})
 	if err != nil {
 		store.Close()
