@@ -28,8 +28,8 @@ import (
 // serviceFlags are the flags serve and mcp share.
 type serviceFlags struct {
 	tools, db, apps, publicURL, logFormat, oidc string
-	allow                                 cidrFlags
-	maxTimeout                            int
+	allow                                       cidrFlags
+	maxTimeout                                  int
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
