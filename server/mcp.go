@@ -55,7 +55,19 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 			if len(args) == 0 {
 				args = json.RawMessage(`{}`)
 			}
-			res, err := s.call(ctx, tool, s.callContext(tenant, CallContext{Person: person(req)}), args)
+			callTenant, callPerson := tenant, ""
+			if person != nil {
+				callPerson = person(req)
+			}
+			if callTenant == "" {
+				// HTTP: the request's own credential says who calls.
+				k := identity(ctx)
+				callTenant, callPerson = k.Tenant, k.Person
+				if k.Role != connections.RolePerson && req.Extra != nil && req.Extra.Header != nil {
+					callPerson = req.Extra.Header.Get("X-Person-Id")
+				}
+			}
+			res, err := s.call(ctx, tool, s.callContext(callTenant, CallContext{Person: callPerson}), args)
 			if err != nil {
 				var e *synth.Error
 				msg := err.Error()
@@ -76,23 +88,25 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 }
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is
-// bound to the tenant of its own API key. A stateless server cannot reach a
-// client between requests, so it does not advertise tools.listChanged:
-// clients list the tools again when they need them.
+// bound to the identity of its own credential, which travels in the
+// request's context to the tool handlers, so one MCP server serves every
+// tenant and is built once per loaded tool set (not per request). A
+// stateless server cannot reach a client between requests, so it does not
+// advertise tools.listChanged: clients list the tools again when they need
+// them.
 func (s *Server) mcpHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return s.Tools().mcpServer(s)
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger})
+}
+
+// mcpServer returns the tool set's MCP server for HTTP, built on first use.
+func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
+	ts.mcpOnce.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
-		k := identity(r.Context())
-		s.addMCPTools(srv, s.Tools(), k.Tenant, func(req *mcp.CallToolRequest) string {
-			if k.Role == connections.RolePerson {
-				return k.Person // checked against X-Person-Id before the server was made
-			}
-			if req.Extra != nil && req.Extra.Header != nil {
-				return req.Extra.Header.Get("X-Person-Id")
-			}
-			return ""
-		})
-		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger})
+		s.addMCPTools(srv, ts, "", nil)
+		ts.mcp = srv
+	})
+	return ts.mcp
 }

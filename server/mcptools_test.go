@@ -107,3 +107,34 @@ func gjsonURL(t *testing.T, r *rig) string {
 	json.Unmarshal(tool.Manifest.Spec.Raw, &spec)
 	return strings.TrimSuffix(spec.URLTemplate, "/items/{id}")
 }
+
+// TestMCPServerSharedAcrossTenants: the HTTP MCP server is built once per
+// tool set, and each call still runs for its own request's tenant and
+// person.
+func TestMCPServerSharedAcrossTenants(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	if err := r.store.PutSecret(ctx, "tenant-a", synth.SecretRef{EnvName: "production", Name: "TOKEN"}, "tok-a"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := mcpSession(t, r.http.URL, r.keyA), mcpSession(t, r.http.URL, r.keyB)
+	for range 3 {
+		ra, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "t.secret", Arguments: map[string]any{}})
+		if err != nil || ra.IsError || !strings.Contains(ra.Content[0].(*mcp.TextContent).Text, "Bearer tok-a") {
+			t.Fatalf("tenant A: %+v %v", ra, err)
+		}
+		rb, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "t.secret", Arguments: map[string]any{}})
+		if err != nil || !rb.IsError || !strings.Contains(rb.Content[0].(*mcp.TextContent).Text, "secret-unavailable") {
+			t.Fatalf("tenant B used A's secret: %+v %v", rb, err)
+		}
+	}
+	if s1, s2 := r.srv.Tools().mcpServer(r.srv), r.srv.Tools().mcpServer(r.srv); s1 != s2 {
+		t.Error("the MCP server is rebuilt per request")
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r.srv.Tools().mcp != nil {
+		t.Error("a reloaded tool set starts without a server; it is built on first use")
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Toolset is one loaded folder of manifests, immutable.
@@ -17,6 +19,9 @@ type Toolset struct {
 	ids   []string
 	tools map[string]*synth.Tool
 	raw   map[string]json.RawMessage
+
+	mcpOnce sync.Once
+	mcp     *mcp.Server // the HTTP MCP server of this set, built on first use
 }
 
 // Tool returns a tool by id.
