@@ -19,9 +19,16 @@ var ErrBadState = errors.New("unknown, used or expired state: start the connecti
 // verifier and returns the provider's authorization URL, asking for every
 // scope the app's permissions name.
 func (m *Manager) Authorize(ctx context.Context, tenant, appID, own string) (string, error) {
+	url, _, err := m.AuthorizeState(ctx, tenant, appID, own)
+	return url, err
+}
+
+// AuthorizeState is Authorize that also returns the flow's single-use
+// state (an MCP URL elicitation's id).
+func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string) (string, string, error) {
 	app, ok := m.Apps[appID]
 	if !ok {
-		return "", fmt.Errorf("app %q is not configured in apps.json", appID)
+		return "", "", fmt.Errorf("app %q is not configured in apps.json", appID)
 	}
 	st := &State{
 		State:    newID("st_"),
@@ -32,13 +39,13 @@ func (m *Manager) Authorize(ctx context.Context, tenant, appID, own string) (str
 		Expires:  m.now().Add(StateLifetime),
 	}
 	if err := m.Store.PutState(ctx, st); err != nil {
-		return "", err
+		return "", "", err
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
 	for k, v := range app.AuthParams {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
 	}
-	return app.oauthConfig(m.RedirectURL, app.scopes(nil)).AuthCodeURL(st.State, opts...), nil
+	return app.oauthConfig(m.RedirectURL, app.scopes(nil)).AuthCodeURL(st.State, opts...), st.State, nil
 }
 
 // Callback finishes the flow: it takes the state (once), exchanges the code

@@ -143,3 +143,30 @@ test("http: the SDK's OAuth client connects through the issuer", { skip: !env.HT
     await authed.close();
   }
 });
+
+// URL-mode elicitation: a person without the connection a tool needs is sent
+// to the connect flow from inside the client; after it, the call works.
+test("http: a missing connection is connected from inside the client", { skip: !env.HTTPTOOLS_ELICIT_URL }, async () => {
+  const client = new Client({ name: "interop-elicit", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(env.HTTPTOOLS_ELICIT_URL + "/mcp"), {
+    requestInit: { headers: { Authorization: `Bearer ${env.HTTPTOOLS_ELICIT_KEY}`, "X-Person-Id": "u-elicit" } },
+  }));
+  try {
+    let elicitation;
+    try {
+      await client.callTool({ name: "t.pmail", arguments: {} });
+      assert.fail("the call did not ask to connect");
+    } catch (e) {
+      assert.equal(e.code, -32042, String(e));
+      elicitation = e.data.elicitations[0];
+    }
+    assert.equal(elicitation.mode, "url");
+    assert.ok(elicitation.elicitationId);
+    const page = await fetch(elicitation.url); // the person's browser: provider, then the service's callback
+    assert.match(await page.text(), /Connected/);
+    const res = await client.callTool({ name: "t.pmail", arguments: {} });
+    assert.ok(!res.isError, JSON.stringify(res));
+  } finally {
+    await client.close();
+  }
+});

@@ -68,6 +68,9 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 				}
 			}
 			res, err := s.call(ctx, tool, s.callContext(callTenant, CallContext{Person: callPerson}), args)
+			if eerr := s.connectElicitation(ctx, req, tool, callTenant, callPerson, err); eerr != nil {
+				return nil, eerr
+			}
 			if err != nil {
 				var e *synth.Error
 				msg := err.Error()

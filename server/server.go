@@ -63,6 +63,7 @@ type Server struct {
 	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
 
 	oidcVerifiers oidcVerifiers
+	elicit        elicitMemo
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -145,6 +146,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
+		s.noteInitialize(r)
 		mcpHandler.ServeHTTP(w, r)
 	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -67,6 +67,14 @@ func TestNodeInterop(t *testing.T) {
 	localCopy(t, "../../docs/examples", filepath.Join(w.tools, "examples"), w.up.URL)
 	state := t.TempDir()
 	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
+	// A serve with apps.json and a tool on the person's connection, for URL
+	// elicitation.
+	personal := t.TempDir()
+	os.WriteFile(filepath.Join(personal, "pmail.json"), []byte(`{"id":"t.pmail","description":"Mail as the person.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
+		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}},
+		"spec":{"kind":"http","method":"POST","urlTemplate":"`+w.up.URL+`/mail/person","authorization":{"kind":"connection","connection":"gmail"}}}`), 0o644)
+	w.provider.Scope = "mail.send"
+	pe := startServe(t, e2eEnv, "--tools", personal, "--db", "sqlite:"+filepath.Join(state, "elicit.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
 	many := t.TempDir()
 	for i := range 1000 {
 		os.WriteFile(filepath.Join(many, fmt.Sprintf("t%04d.json", i)), []byte(fmt.Sprintf(`{"id":"gen.tool-%04d","description":"Generated tool %d.","version":"1.0.0","mutating":false,
@@ -89,7 +97,7 @@ func TestNodeInterop(t *testing.T) {
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,
 		"HTTPTOOLS_MANY_URL="+pm.url, "HTTPTOOLS_MANY_KEY="+pm.key,
 		"HTTPTOOLS_BIN="+binary(t), "HTTPTOOLS_TOOLS="+w.tools, "HTTPTOOLS_STATE="+state,
-		"HTTPTOOLS_OAUTH_URL="+po.url)
+		"HTTPTOOLS_OAUTH_URL="+po.url, "HTTPTOOLS_ELICIT_URL="+pe.url, "HTTPTOOLS_ELICIT_KEY="+pe.key)
 	_ = idp
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)

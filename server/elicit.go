@@ -1,0 +1,133 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// Connecting from inside the MCP client: a call that needs the person's
+// connection, missing or needing re-authorization, is answered with URL-mode
+// elicitation (URLElicitationRequiredError, -32042) holding the connect
+// flow's authorize URL, when the client said it handles URL elicitation.
+// Once the person has completed the flow, the client's retry works.
+//
+// Over stateless HTTP the client's capabilities come only with its
+// initialize request, so they are remembered per credential (tenant, key or
+// token, person) for a day on the replica that saw it; a replica that has
+// not seen the initialize gives today's error, which is what a client
+// without the capability gets.
+
+// elicitMemo remembers which credentials' clients handle URL elicitation.
+type elicitMemo struct{ m sync.Map } // memoKey → time.Time (until)
+
+const elicitMemoTTL = 24 * time.Hour
+
+func memoKey(k *connections.APIKey, person string) string {
+	return k.Tenant + "\x00" + k.ID + "\x00" + person
+}
+
+// noteInitialize reads an MCP POST body for an initialize request and
+// remembers whether its client declared elicitation.url. It leaves the body
+// readable for the SDK.
+func (s *Server) noteInitialize(r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// Over the cap: the SDK must still see the error (and answer 413).
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !bytes.Contains(body, []byte(`"initialize"`)) {
+		return
+	}
+	if m := gjson.GetBytes(body, "method"); m.String() != "initialize" {
+		return
+	}
+	k := identity(r.Context())
+	key := memoKey(k, personOfRequest(k, r.Header.Get("X-Person-Id")))
+	if gjson.GetBytes(body, "params.capabilities.elicitation.url").IsObject() {
+		s.elicit.m.Store(key, time.Now().Add(elicitMemoTTL))
+	} else {
+		s.elicit.m.Delete(key)
+	}
+}
+
+func personOfRequest(k *connections.APIKey, header string) string {
+	if k.Role == connections.RolePerson {
+		return k.Person
+	}
+	return header
+}
+
+// supportsURLElicitation says whether the client of this call handles URL
+// elicitation: from its session (stdio) or from the memo (HTTP).
+func (s *Server) supportsURLElicitation(ctx context.Context, req *mcp.CallToolRequest, person string) bool {
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil {
+			return p.Capabilities.Elicitation.URL != nil
+		}
+	}
+	k := identity(ctx)
+	if k.Tenant == "" {
+		return false
+	}
+	until, ok := s.elicit.m.Load(memoKey(k, person))
+	return ok && time.Now().Before(until.(time.Time))
+}
+
+// connectElicitation turns a call error that a person's connect flow would
+// cure into a URL elicitation, or returns nil.
+func (s *Server) connectElicitation(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, tenant, person string, err error) error {
+	var e *synth.Error
+	if s.cfg.Manager == nil || person == "" || !errors.As(err, &e) ||
+		(e.Reason != synth.ReasonConnectionUnavailable && e.Reason != synth.ReasonConnectionNeedsReauth && e.Reason != synth.ReasonConnectionPermissionMissing) {
+		return nil
+	}
+	need, ok := personConnection(tool)
+	if !ok || !s.supportsURLElicitation(ctx, req, person) {
+		return nil
+	}
+	if e.Reason == synth.ReasonConnectionUnavailable && !strings.Contains(e.Message, "has no "+need.App+" connection") {
+		return nil // the token endpoint is down, say: connecting again would not help
+	}
+	url, state, aerr := s.cfg.Manager.AuthorizeState(ctx, tenant, need.App, connections.OwnerPerson(person))
+	if aerr != nil {
+		return nil
+	}
+	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+		Mode:          "url",
+		URL:           url,
+		ElicitationID: state,
+		Message:       "Connect your " + need.App + " account to let " + tool.ID() + " act for you, then try again.",
+	}})
+}
+
+// personConnection is the person connection a tool's authorization uses.
+func personConnection(tool *synth.Tool) (synth.ConnectionNeed, bool) {
+	m := tool.Manifest
+	if m.Spec == nil || m.NeedsSpec == nil {
+		return synth.ConnectionNeed{}, false
+	}
+	name := gjson.GetBytes(m.Spec.Raw, "authorization.connection").String()
+	need, ok := m.NeedsSpec.Connections[name]
+	return need, ok && need.As == synth.AsPerson
+}
+
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
