@@ -127,7 +127,6 @@ func personConnection(tool *synth.Tool) (synth.ConnectionNeed, bool) {
 	return need, ok && need.As == synth.AsPerson
 }
 
-
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
