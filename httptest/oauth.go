@@ -79,6 +79,15 @@ func NewOAuthProvider() *OAuthProvider {
 func (p *OAuthProvider) AuthURL() string  { return p.URL + "/authorize" }
 func (p *OAuthProvider) TokenURL() string { return p.URL + "/token" }
 
+// Configure changes the provider's fields while it serves: its token
+// endpoint reads them under the same lock (a test whose requests come from
+// another process has no other ordering with the handlers).
+func (p *OAuthProvider) Configure(f func(*OAuthProvider)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
 // FailNext makes the next token requests fail, in order: "invalid_grant"
 // (400) or "500".
 func (p *OAuthProvider) FailNext(kinds ...string) {
@@ -149,9 +158,12 @@ func (p *OAuthProvider) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *OAuthProvider) token(w http.ResponseWriter, r *http.Request) {
-	if p.Delay > 0 {
+	p.mu.Lock()
+	delay := p.Delay
+	p.mu.Unlock()
+	if delay > 0 {
 		select {
-		case <-time.After(p.Delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}

@@ -51,7 +51,8 @@ type oidcCode struct {
 	challenge, redirect, resource, scope string
 }
 
-// NewOIDCProvider starts a provider with a fresh RSA key.
+// NewOIDCProvider starts a provider with a fresh RSA key. Change its fields
+// with Configure once it serves.
 func NewOIDCProvider() *OIDCProvider {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -69,10 +70,26 @@ func NewOIDCProvider() *OIDCProvider {
 	return p
 }
 
+// Configure changes the provider's fields while it serves (its handlers
+// read them under the same lock).
+func (p *OIDCProvider) Configure(f func(*OIDCProvider)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+// config is a copy of the fields the handlers read.
+func (p *OIDCProvider) config() (subject string, scopes []string, claims map[string]any, lifetime time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.Subject, p.Scopes, p.Claims, p.lifetime()
+}
+
 // Issuer is the provider's issuer URL.
 func (p *OIDCProvider) Issuer() string { return p.URL }
 
 func (p *OIDCProvider) discovery(w http.ResponseWriter, r *http.Request) {
+	_, scopes, _, _ := p.config()
 	writeJSON(w, map[string]any{
 		"issuer":                                p.URL,
 		"authorization_endpoint":                p.URL + "/authorize",
@@ -85,7 +102,7 @@ func (p *OIDCProvider) discovery(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
-		"scopes_supported":                      p.Scopes,
+		"scopes_supported":                      scopes,
 	})
 }
 
@@ -142,17 +159,18 @@ func (p *OIDCProvider) token(w http.ResponseWriter, r *http.Request) {
 	if res := r.PostForm.Get("resource"); res != "" {
 		resource = res
 	}
+	subject, granted, _, lifetime := p.config()
 	scopes := strings.Fields(g.scope)
 	if len(scopes) == 0 {
-		scopes = p.Scopes
+		scopes = granted
 	}
-	tok, err := p.Token(p.Subject, resource, scopes...)
+	tok, err := p.Token(subject, resource, scopes...)
 	if err != nil {
 		tokenError(w, 500, "server_error")
 		return
 	}
 	p.Tokens.Add(1)
-	writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(p.lifetime().Seconds()), "scope": strings.Join(scopes, " ")})
+	writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(lifetime.Seconds()), "scope": strings.Join(scopes, " ")})
 }
 
 func (p *OIDCProvider) lifetime() time.Duration {
@@ -165,7 +183,8 @@ func (p *OIDCProvider) lifetime() time.Duration {
 // Token mints an RS256 access token for sub with audience aud and scopes,
 // valid for the provider's lifetime, with the provider's extra Claims.
 func (p *OIDCProvider) Token(sub, aud string, scopes ...string) (string, error) {
-	return p.TokenExpiring(sub, aud, time.Now().Add(p.lifetime()), scopes...)
+	_, _, _, lifetime := p.config()
+	return p.TokenExpiring(sub, aud, time.Now().Add(lifetime), scopes...)
 }
 
 // TokenExpiring is Token with an expiry of its own (one in the past makes
@@ -180,7 +199,8 @@ func (p *OIDCProvider) TokenExpiring(sub, aud string, exp time.Time, scopes ...s
 		"iat": time.Now().Unix(), "exp": exp.Unix(),
 		"scope": strings.Join(scopes, " "),
 	}
-	for k, v := range p.Claims {
+	_, _, extra, _ := p.config()
+	for k, v := range extra {
 		claims[k] = v
 	}
 	return jwt.Signed(signer).Claims(claims).Serialize()

@@ -73,7 +73,7 @@ func TestNodeInterop(t *testing.T) {
 	os.WriteFile(filepath.Join(personal, "pmail.json"), []byte(`{"id":"t.pmail","description":"Mail as the person.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"`+w.up.URL+`/mail/person","authorization":{"kind":"connection","connection":"gmail"}}}`), 0o644)
-	w.provider.Scope = "mail.send"
+	w.provider.Configure(func(p *toolstest.OAuthProvider) { p.Scope = "mail.send" })
 	pe := startServe(t, e2eEnv, "--tools", personal, "--db", "sqlite:"+filepath.Join(state, "elicit.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
 	many := t.TempDir()
 	for i := range 1000 {
@@ -87,7 +87,7 @@ func TestNodeInterop(t *testing.T) {
 	t.Cleanup(idp.Close)
 	issuers := filepath.Join(state, "issuers.json")
 	os.WriteFile(issuers, []byte(fmt.Sprintf(`{"issuers":[{"url":%q,"tenant":"local","scopes":["mcp"]}]}`, idp.Issuer())), 0o644)
-	idp.Scopes = []string{"mcp"}
+	idp.Configure(func(p *toolstest.OIDCProvider) { p.Scopes = []string{"mcp"} })
 	oauthAddr := freeAddr(t)
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
