@@ -476,7 +476,7 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
 	}
-	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
+	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Checked: true}
 	if !h.Spec.Parse() {
 		if !utf8.Valid(resp.Body) {
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotText, Status: resp.Status,

@@ -35,6 +35,10 @@ type Output struct {
 	JSON     json.RawMessage // the output value, exactly as it will be returned
 	Status   int             // upstream status, 0 if none
 	Attempts int             // upstream attempts, 0 if none
+	// Checked says the handler has already checked JSON as Invoke would
+	// (jsoncheck: one well-formed value, unique names, within the limits);
+	// otherwise Invoke checks it, and refuses it as response-not-json.
+	Checked bool
 }
 
 // Build is what a Synthesizer gets: the manifest, load options and the

@@ -118,8 +118,10 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
 	}
-	if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
-		return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
+	if !out.Checked {
+		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
+			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
+		}
 	}
 	if !o.skipOutput && t.output != nil {
 		if vs := t.output.validate(ctx, out.JSON, jsoncheck.Options{AllowInvalidUTF8: true}); vs != nil {

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// benchServer is a service with n generated tools on one local upstream,
+// and an admin key.
+func benchServer(b *testing.B, n int) (base, key string) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true,"id":"x"}`)
+	}))
+	b.Cleanup(up.Close)
+	dir := b.TempDir()
+	for i := range n {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("t%04d.json", i)), []byte(fmt.Sprintf(`{"id":"gen.tool-%04d","description":"Generated tool %d.","version":"1.0.0","mutating":false,
+			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"%s/items/{id}"}}`, i, i, up.URL)), 0o644)
+	}
+	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(b.TempDir(), "db"), keys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
+	srv, err := New(Config{Store: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	key, _, _ = store.CreateAPIKey(context.Background(), "t", connections.RoleAdmin, "")
+	return hs.URL, key
+}
+
+func mcpPost(b *testing.B, client *http.Client, base, key, body string) {
+	req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(body)))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// BenchmarkMCPToolsCall: one tools/call over streamable HTTP (JSON
+// response) with 1 and with 1000 tools loaded, REST invoke beside it.
+func BenchmarkMCPToolsCall(b *testing.B) {
+	for _, n := range []int{1, 1000} {
+		base, key := benchServer(b, n)
+		client := &http.Client{}
+		b.Run(fmt.Sprintf("mcp-tools=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"}}}`)
+			}
+		})
+		b.Run(fmt.Sprintf("rest-tools=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req, _ := http.NewRequest("POST", base+"/v1/tools/gen.tool-0000/invoke", bytes.NewReader([]byte(`{"input":{"id":"x"}}`)))
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkMCPToolsList1000: tools/list with 1000 tools loaded.
+func BenchmarkMCPToolsList1000(b *testing.B) {
+	base, key := benchServer(b, 1000)
+	client := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	}
+}
