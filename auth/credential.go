@@ -30,10 +30,21 @@ type Credential struct {
 	Header string // canonical header name
 	Value  string // the whole header value
 	Secret string // the secret or token in Value
-	// Var names an environment variable a person could hold Secret in, for
-	// printing the request: HTTPTOOLS_SECRET_<ENV>_<NAME>, or
-	// HTTPTOOLS_TOKEN_<CONNECTION> for a connection's token.
-	Var string
+}
+
+// Var names the environment variable a person could hold the credential of
+// spec in, for printing a request: HTTPTOOLS_SECRET_<ENV>_<NAME>, or
+// HTTPTOOLS_TOKEN_<CONNECTION> for a connection's token; "" for none.
+func Var(spec *Spec) string {
+	switch {
+	case spec == nil:
+		return ""
+	case spec.Kind == KindConnection:
+		return "HTTPTOOLS_TOKEN_" + envPart(spec.Connection)
+	case spec.SecretRef != nil:
+		return EnvVar(*spec.SecretRef)
+	}
+	return ""
 }
 
 // Resolve resolves spec for one call of tool. rejected is the connection
@@ -55,9 +66,9 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 			return Credential{}, secretError(ref, err)
 		}
 		if spec.Kind == KindBearer {
-			return Credential{Header: "Authorization", Value: "Bearer " + v, Secret: v, Var: EnvVar(ref)}, nil
+			return Credential{Header: "Authorization", Value: "Bearer " + v, Secret: v}, nil
 		}
-		return Credential{Header: spec.HeaderName, Value: v, Secret: v, Var: EnvVar(ref)}, nil
+		return Credential{Header: spec.HeaderName, Value: v, Secret: v}, nil
 	case KindConnection:
 		need, ok := tool.Manifest.NeedsSpec.Connections[spec.Connection]
 		if !ok { // load-time rules make this unreachable
@@ -83,7 +94,7 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 			}
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", spec.Connection, need.App, err)
 		}
-		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok, Var: "HTTPTOOLS_TOKEN_" + envPart(spec.Connection)}, nil
+		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil
 	}
 	return Credential{}, fmt.Errorf("auth: unknown kind %q", spec.Kind)
 }

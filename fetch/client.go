@@ -359,7 +359,7 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
-		slog.String("host", sec.Redact(cl.hostname)),
+		slog.String("host", cl.hostname), // the template's literal host
 		slog.String("ip", ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", d.Milliseconds()),

@@ -45,6 +45,9 @@ func dotSegments(u string, originLen int) [][2]int {
 	if end := strings.IndexAny(path, "?#"); end >= 0 {
 		path = path[:end]
 	}
+	if !strings.ContainsAny(path, ".%") {
+		return nil // no dot, plain or encoded
+	}
 	var out [][2]int
 	start := 0
 	for i := 0; i <= len(path); i++ {

@@ -71,6 +71,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if h.client == nil {
 		h.client = sharedClient()
 	}
+	h.credVar = auth.Var(s.Authorization)
 	for _, v := range tmpl.Vars() {
 		h.vars[v.Name] = body.Path(strings.Split(v.Name, "."))
 		if !strings.Contains(v.Name, ".") {
@@ -124,6 +125,7 @@ type Handler struct {
 	allowlist      []string // the network allowlist, when restricted
 	restricted     bool
 	authHeaders    []string // header-auth names, dropped on cross-host redirects
+	credVar        string   // the variable a printed curl writes the credential as
 }
 
 type header struct {
@@ -226,7 +228,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 			return nil, err
 		}
 		r.redactor.Add(cred.Secret)
-		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, cred.Var, http.CanonicalHeaderKey(cred.Header)
+		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, h.credVar, http.CanonicalHeaderKey(cred.Header)
 		if strings.ContainsAny(cred.Value, "\r\n\x00") {
 			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}
@@ -239,7 +241,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 // {name} needs a present, primitive value.
 func (h *Handler) expandURL(in []byte) (string, error) {
 	var bad error
-	u, spans, err := h.tmpl.ExpandSpans(func(v *VarSpec) Value {
+	lookup := func(v *VarSpec) Value {
 		r := gjson.GetBytes(in, h.vars[v.Name])
 		if v.Operator == 0 {
 			switch {
@@ -256,7 +258,18 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 			}
 		}
 		return toValue(r)
-	})
+	}
+	// Where each value went is needed only to tell which input broke a
+	// rule, and for reserved expansion ({+x}, {#x}), whose values may hold
+	// delimiters: the plain path costs no spans.
+	var u string
+	var spans []Span
+	var err error
+	if h.tmpl.Reserved() {
+		u, spans, err = h.tmpl.ExpandSpans(lookup)
+	} else {
+		u, err = h.tmpl.Expand(lookup)
+	}
 	if bad != nil {
 		return "", bad
 	}
@@ -273,10 +286,15 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
 	if bad := dotSegments(u, originLen); len(bad) > 0 {
+		if spans == nil {
+			_, spans, _ = h.tmpl.ExpandSpans(lookup)
+		}
 		return "", h.dotSegmentError(u, bad[0], spans)
 	}
-	if err := h.delimiterError(u, originLen, spans); err != nil {
-		return "", err
+	if spans != nil {
+		if err := h.delimiterError(u, originLen, spans); err != nil {
+			return "", err
+		}
 	}
 	return u, nil
 }

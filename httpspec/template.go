@@ -9,9 +9,10 @@ import (
 // Template is a compiled RFC 6570 URI Template, complete to Level 4. It is
 // immutable and safe for concurrent use.
 type Template struct {
-	raw   string
-	parts []part
-	vars  []*VarSpec
+	raw      string
+	parts    []part
+	vars     []*VarSpec
+	reserved bool // some expression keeps reserved characters ({+x}, {#x})
 }
 
 type part struct {
@@ -97,6 +98,7 @@ func ParseTemplate(s string) (*Template, error) {
 			flush()
 			t.parts = append(t.parts, part{expr: e})
 			t.vars = append(t.vars, e.vars...)
+			t.reserved = t.reserved || e.op.allowReserved
 			i += end + 1
 		case c == '}':
 			return nil, &TemplateError{s, i, "} without an opening {"}
@@ -209,6 +211,10 @@ func checkVarName(n string) error {
 
 // String returns the template as written.
 func (t *Template) String() string { return t.raw }
+
+// Reserved reports whether some expression keeps reserved characters
+// unencoded ({+x}, {#x}), so that a value may carry "/", "?" or "#".
+func (t *Template) Reserved() bool { return t.reserved }
 
 // Vars returns the template's variables in order of appearance.
 func (t *Template) Vars() []*VarSpec { return t.vars }

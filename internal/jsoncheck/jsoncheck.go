@@ -158,41 +158,65 @@ func wrap(err error, data []byte) error {
 // Malformed input is left to the parser.
 func scan(data []byte, max int) error {
 	depth := 0
-	inString := false
-	for i := 0; i < len(data); i++ {
+	n := len(data)
+	for i := 0; i < n; {
 		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
+		switch class[c] {
+		case 0:
+			i++
+		case cQuote:
+			// Skip the string: to its closing quote, stepping over escapes.
+			i++
+			for i < n {
+				if c := data[i]; c == '"' {
+					i++
+					break
+				} else if c == '\\' {
+					i++
+				}
 				i++
-			case '"':
-				inString = false
 			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
+		case cOpen:
 			depth++
 			if depth > max {
 				return &Error{Kind: TooDeep, Offset: int64(i), Limit: max, Pointer: pointerAt(data, int64(i))}
 			}
-		case ']', '}':
+			i++
+		case cClose:
 			depth--
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			end := i
-			for end < len(data) && isNumberByte(data[end]) {
+			i++
+		case cNumber:
+			end := i + 1
+			for end < n && isNumberByte(data[end]) {
 				end++
 			}
 			if !numberOK(data[i:end]) {
 				return &Error{Kind: BadNumber, Offset: int64(i), Pointer: pointerAt(data, int64(end))}
 			}
-			i = end - 1
+			i = end
 		}
 	}
 	return nil
 }
+
+// Byte classes of scan.
+const (
+	cQuote = 1 + iota
+	cOpen
+	cClose
+	cNumber
+)
+
+var class = func() (t [256]byte) {
+	t['"'] = cQuote
+	t['['], t['{'] = cOpen, cOpen
+	t[']'], t['}'] = cClose, cClose
+	t['-'] = cNumber
+	for c := '0'; c <= '9'; c++ {
+		t[c] = cNumber
+	}
+	return t
+}()
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
