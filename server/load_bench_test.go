@@ -1,0 +1,45 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/httptools/httptools/synth"
+)
+
+// BenchmarkLoadTools: loading (and reloading) a folder of 1000 and 5000
+// generated manifests; reports the heap the loaded set holds.
+func BenchmarkLoadTools(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		dir := b.TempDir()
+		for i := range n {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("t%05d.json", i)), []byte(fmt.Sprintf(`{"id":"gen.tool-%05d","description":"Generated tool %d: gets one item.","version":"1.0.0","mutating":false,
+				"input":{"type":"object","properties":{"id":{"type":"string","pattern":"^[a-z0-9-]+$"},"page":{"type":"integer","minimum":1}},"required":["id"]},
+				"output":{"type":"object","properties":{"id":{"type":"string"},"items":{"type":"array","items":{"type":"object"}}}},
+				"network":{"kind":"allowlist","hosts":["api.example.com"]},
+				"spec":{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/items/{id}{?page}"}}`, i, i)), 0o644)
+		}
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			var ts *Toolset
+			for b.Loop() {
+				var err error
+				if ts, err = LoadTools(dir, &synth.Loader{}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			runtime.KeepAlive(ts)
+			ts = nil
+			runtime.GC()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(before.HeapAlloc-after.HeapAlloc)/(1<<20), "MiB-held")
+			_ = ts
+		})
+	}
+}
