@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Load benchmark: httptools serve vs nginx, both in front of the same local
-# upstream that returns 1 KiB of JSON, under the same concurrent load.
+# Load benchmark: one table, in one run, of requests/s, p50, p99 and RSS for
+# nginx as a reverse proxy, the Go floor (bench/floor: a bare net/http hop
+# with the JSON envelope), httptools REST invoke, MCP tools/call with 1 tool
+# and with 1000 tools loaded — all in front of the same local upstream that
+# returns 1 KiB of JSON, under the same concurrent load — and the ratios
+# against issue 11's goals.
 #   bash bench/run.sh [concurrency] [seconds]
 # Installs nginx from Debian's packages when it is missing. Everything listens
 # on 127.0.0.1 and stops when the script ends.
@@ -19,9 +23,10 @@ fi
 go build -o "$work/httptools" ./cmd/httptools
 go build -o "$work/upstream" ./bench/upstream
 go build -o "$work/load" ./bench/load
+go build -o "$work/floor" ./bench/floor
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-UP=$(free_port); SVC=$(free_port); NGX=$(free_port)
+UP=$(free_port); SVC=$(free_port); NGX=$(free_port); FLOOR=$(free_port); MANY=$(free_port)
 
 "$work/upstream" -addr "127.0.0.1:$UP" & pids+=($!)
 
@@ -36,6 +41,17 @@ JSON
 "$work/httptools" serve --tools "$work/tools" --db "sqlite:$work/bench.db" --addr "127.0.0.1:$SVC" \
   --allow-cidr 127.0.0.0/8 --log-format json ${PPROF:+--pprof $PPROF} > "$work/serve.out" 2> "$work/serve.log" & pids+=($!)
 SVC_PID=$!
+"$work/floor" -addr "127.0.0.1:$FLOOR" -upstream "http://127.0.0.1:$UP" & pids+=($!)
+FLOOR_PID=$!
+# The same tool among 999 others.
+mkdir -p "$work/many"
+cp "$work/tools/get.json" "$work/many/"
+for i in $(seq -w 1 999); do
+  sed "s/bench.get-issue/bench.other-$i/" "$work/tools/get.json" > "$work/many/other-$i.json"
+done
+"$work/httptools" serve --tools "$work/many" --db "sqlite:$work/many.db" --addr "127.0.0.1:$MANY" \
+  --allow-cidr 127.0.0.0/8 --log-format json > "$work/many.out" 2> "$work/many.log" & pids+=($!)
+MANY_PID=$!
 
 cat > "$work/nginx.conf" <<CONF
 worker_processes auto;
@@ -53,28 +69,55 @@ http {
 CONF
 nginx -c "$work/nginx.conf" -p "$work" -g 'daemon on;'
 
-for i in $(seq 50); do
-  grep -q "API key" "$work/serve.out" 2>/dev/null && curl -sf "http://127.0.0.1:$NGX/items/1" >/dev/null && break
+for i in $(seq 100); do
+  grep -q "API key" "$work/serve.out" 2>/dev/null && grep -q "API key" "$work/many.out" 2>/dev/null && curl -sf "http://127.0.0.1:$NGX/items/1" >/dev/null && break
   sleep 0.1
 done
 KEY=$(grep "API key for tenant local" "$work/serve.out" | awk '{print $NF}')
+MKEY=$(grep "API key for tenant local" "$work/many.out" | awk '{print $NF}')
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-echo "load: $CONC concurrent workers for ${SECS}s each, 1 KiB JSON upstream, 2 cores shared by everything"
-# Warm both up, then measure.
-"$work/load" -url "http://127.0.0.1:$NGX/items/1" -c "$CONC" -d 2s >/dev/null
-"$work/load" -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body '{"input":{"id":"1"}}' -key "$KEY" -c "$CONC" -d 2s >/dev/null
-RSS0=$(rss "$SVC_PID")
-NGINX=$("$work/load" -url "http://127.0.0.1:$NGX/items/1" -c "$CONC" -d "${SECS}s")
-[ -n "${PPROF:-}" ] && (curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof &)
-OURS=$("$work/load" -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body '{"input":{"id":"1"}}' -key "$KEY" -c "$CONC" -d "${SECS}s")
-RSS1=$(rss "$SVC_PID")
-python3 - "$NGINX" "$OURS" "$RSS0" "$RSS1" <<'PY'
+INVOKE='{"input":{"id":"1"}}'
+CALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}'
+MCPH=(-H "Accept: application/json, text/event-stream" -H "MCP-Protocol-Version: 2025-11-25")
+run() { # name, then load's arguments
+  local name=$1; shift
+  "$work/load" "$@" -c "$CONC" -d 2s >/dev/null # warm-up
+  echo "$name $("$work/load" "$@" -c "$CONC" -d "${SECS}s")"
+}
+echo "load: $CONC concurrent workers for ${SECS}s each, 1 KiB JSON upstream, 2 cores shared by everything; $(date -u +%F)"
+{
+  run nginx -url "http://127.0.0.1:$NGX/items/1"
+  echo "rss-nginx 0"
+  run floor -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
+  echo "rss-floor $(rss "$FLOOR_PID")"
+  run rest -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
+  run mcp-1 -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}"
+  echo "rss-serve $(rss "$SVC_PID")"
+  run mcp-1000 -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}"
+  echo "rss-many $(rss "$MANY_PID")"
+} > "$work/results"
+python3 - "$work/results" <<'PY'
 import json, sys
-n, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(f"{'':16}{'requests/s':>12}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
-for name, r in (("nginx", n), ("httptools", o)):
-    print(f"{name:16}{r['rps']:12.0f}{r['p50_ms']:10.2f}{r['p99_ms']:10.2f}{r['errors']:8d}")
-print(f"ratio httptools/nginx: requests/s {o['rps']/n['rps']:.2f} (goal >= 0.5), p99 {o['p99_ms']/n['p99_ms']:.2f} (goal <= 2)")
-print(f"httptools RSS: {int(sys.argv[3])/1024:.1f} MiB after warm-up, {int(sys.argv[4])/1024:.1f} MiB after the run")
+r, rss = {}, {}
+for line in open(sys.argv[1]):
+    name, rest = line.split(" ", 1)
+    if name.startswith("rss-"):
+        rss[name[4:]] = int(rest) / 1024
+    else:
+        r[name] = json.loads(rest)
+mem = {"nginx": None, "floor": rss["floor"], "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"]}
+print(f"| path | req/s | p50 ms | p99 ms | RSS MiB | errors |")
+print(f"|---|---|---|---|---|---|")
+labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool", "mcp-1000": "httptools MCP tools/call, 1000 tools"}
+for k in ("nginx", "floor", "rest", "mcp-1", "mcp-1000"):
+    x = r[k]; m = mem[k]
+    print(f"| {labels[k]} | {x['rps']:.0f} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
+def ratio(a, b, what):
+    return r[a][what] / r[b][what]
+print()
+print(f"REST / Go floor: req/s {ratio('rest','floor','rps'):.2f} (goal >= 0.9), p99 {ratio('rest','floor','p99_ms'):.2f} (goal <= 1.2)")
+print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5)")
+print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9)")
+print(f"REST / nginx: req/s {ratio('rest','nginx','rps'):.2f}, p99 {ratio('rest','nginx','p99_ms'):.2f}")
 PY

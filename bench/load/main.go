@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,6 +24,8 @@ func main() {
 	key := flag.String("key", "", "API key (Authorization: Bearer)")
 	conc := flag.Int("c", 32, "concurrent workers")
 	dur := flag.Duration("d", 10*time.Second, "duration")
+	var headers headerFlags
+	flag.Var(&headers, "H", "a request header, Name: value (repeatable)")
 	flag.Parse()
 	tr := &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -44,6 +47,11 @@ func main() {
 				}
 				if *body != "" {
 					req.Header.Set("Content-Type", "application/json")
+				}
+				for _, h := range headers {
+					if k, v, ok := strings.Cut(h, ":"); ok {
+						req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+					}
 				}
 				t0 := time.Now()
 				resp, err := client.Do(req)
@@ -80,3 +88,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
