@@ -91,6 +91,8 @@ echo "load: $CONC concurrent workers for ${SECS}s each, 1 KiB JSON upstream, 2 c
   echo "rss-nginx 0"
   run floor -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
   echo "rss-floor $(rss "$FLOOR_PID")"
+  # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the REST row.
+  [ -n "${PPROF:-}" ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
   run rest -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
   run mcp-1 -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}"
   echo "rss-serve $(rss "$SVC_PID")"
