@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -51,8 +52,8 @@ func (s *Server) noteInitialize(r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if !bytes.Contains(body, []byte(`"initialize"`)) {
-		return
+	if !bytes.Contains(body, []byte(`"initialize"`)) || jsoncheck.Check(body, jsoncheck.MaxDocumentDepth) != nil {
+		return // not an initialize, or nothing to read safely (the SDK refuses it)
 	}
 	if m := gjson.GetBytes(body, "method"); m.String() != "initialize" {
 		return
