@@ -18,6 +18,7 @@ import (
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/sync/singleflight"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -129,31 +130,39 @@ type errBadToken struct{ why string }
 func (e *errBadToken) Error() string { return e.why }
 
 // oidcVerifiers caches one verifier per issuer (discovery and the JWKS are
-// fetched once, the keys refreshed by go-oidc as they rotate).
+// fetched once, the keys refreshed by go-oidc as they rotate). Discovery
+// runs outside any lock, once at a time per issuer; a failure is remembered
+// for a few seconds so that a down issuer is not asked on every request.
 type oidcVerifiers struct {
-	mu sync.Mutex
-	m  map[string]*oidc.IDTokenVerifier
+	m      sync.Map // issuer → *oidc.IDTokenVerifier
+	failed sync.Map // issuer → time.Time until which discovery is not retried
+	group  singleflight.Group
 }
 
 func (s *Server) verifier(ctx context.Context, issuer string) (*oidc.IDTokenVerifier, error) {
 	v := &s.oidcVerifiers
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if got, ok := v.m[issuer]; ok {
-		return got, nil
+	if got, ok := v.m.Load(issuer); ok {
+		return got.(*oidc.IDTokenVerifier), nil
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	p, err := oidc.NewProvider(dctx, issuer)
+	if until, ok := v.failed.Load(issuer); ok && time.Now().Before(until.(time.Time)) {
+		return nil, fmt.Errorf("the issuer %s could not be reached for its keys a moment ago", issuer)
+	}
+	got, err, _ := v.group.Do(issuer, func() (any, error) {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		p, err := oidc.NewProvider(dctx, issuer)
+		if err != nil {
+			v.failed.Store(issuer, time.Now().Add(5*time.Second))
+			return nil, fmt.Errorf("the issuer %s cannot be reached for its keys: %v", issuer, err)
+		}
+		ver := p.Verifier(&oidc.Config{ClientID: s.cfg.OIDC.Resource, SupportedSigningAlgs: []string{"RS256", "ES256", "PS256", "EdDSA"}})
+		v.m.Store(issuer, ver)
+		return ver, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("the issuer %s cannot be reached for its keys: %v", issuer, err)
+		return nil, err
 	}
-	ver := p.Verifier(&oidc.Config{ClientID: s.cfg.OIDC.Resource, SupportedSigningAlgs: []string{"RS256", "ES256", "PS256", "EdDSA"}})
-	if v.m == nil {
-		v.m = map[string]*oidc.IDTokenVerifier{}
-	}
-	v.m[issuer] = ver
-	return ver, nil
+	return got.(*oidc.IDTokenVerifier), nil
 }
 
 // verifyToken checks an access token from a configured issuer: signature
