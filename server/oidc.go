@@ -18,8 +18,8 @@ import (
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/sync/singleflight"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/sync/singleflight"
 )
 
 // Issuer is an OpenID Connect issuer whose access tokens the service takes
