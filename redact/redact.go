@@ -151,14 +151,6 @@ func (s *Set) Contains(text string) bool {
 	return len(ns) > 0 && len(find(text, ns)) > 0
 }
 
-// Strings redacts every element of ss in place and returns it.
-func (s *Set) Strings(ss []string) []string {
-	for i := range ss {
-		ss[i] = s.Redact(ss[i])
-	}
-	return ss
-}
-
 type span struct{ start, end int }
 
 // find returns the merged, sorted spans of text that hold a needle, in the

@@ -40,11 +40,7 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("malformed JSON at byte %d: %s", je.Offset, je.Detail()))
 			return false
 		}
-		ptr := je.Pointer
-		if je.Kind == jsoncheck.Duplicate {
-			ptr += "/" + strings.ReplaceAll(strings.ReplaceAll(je.Name, "~", "~0"), "/", "~1")
-		}
-		if in, ok := strings.CutPrefix(ptr, "/input"); ok && (in == "" || in[0] == '/') && r.PathValue("id") != "" {
+		if in, ok := strings.CutPrefix(je.At(), "/input"); ok && (in == "" || in[0] == '/') && r.PathValue("id") != "" {
 			where := in
 			if where == "" {
 				where = "/"

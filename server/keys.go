@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,21 +84,12 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			}
 			return
 		}
-		if len(roles) > 0 && !contains(roles, k.Role) {
+		if len(roles) > 0 && !slices.Contains(roles, k.Role) {
 			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, k)))
 	})
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func forbidden(w http.ResponseWriter, msg string) {

@@ -180,7 +180,7 @@ func (t *Tool) structureError(err error) error {
 		v.Pointer = je.Pointer
 		switch je.Kind {
 		case jsoncheck.Duplicate:
-			v.Pointer = pointer(append(je.Tokens(), je.Name))
+			v.Pointer = je.At()
 			v.Message = fmt.Sprintf("is given twice in one object: send %q once (readers disagree on which copy wins)", je.Name)
 		case jsoncheck.TooDeep:
 			v.Message = fmt.Sprintf("nests deeper than %d levels: send a flatter value", je.Limit)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -268,6 +269,15 @@ func (e *Error) Tokens() []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// At is the JSON pointer of what is wrong: for a duplicate, the member named
+// twice (its object's pointer and its name); else the value concerned.
+func (e *Error) At() string {
+	if e.Kind != Duplicate {
+		return e.Pointer
+	}
+	return e.Pointer + "/" + strings.ReplaceAll(strings.ReplaceAll(e.Name, "~", "~0"), "/", "~1")
 }
 
 // Detail is the parser's own words for a syntax error, without the offset.
