@@ -103,10 +103,10 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 	app := m.Apps[need.App]
 	conf := app.oauthConfig(m.RedirectURL, nil)
 	tok, terr := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
-	issued := m.now()
 	if terr != nil {
-		return m.refreshFailed(ctx, cur, need, own, rejected, terr, issued)
+		return m.refreshFailed(ctx, cur, need, own, rejected, terr)
 	}
+	issued := m.now()
 	m.report("ok")
 	next := *cur
 	next.AccessToken = tok.AccessToken
@@ -198,11 +198,10 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 }
 
 // refreshFailed records a failed token request and releases the lease.
-func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.ConnectionNeed, own, rejected string, terr error, at time.Time) (*Record, error) {
+func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.ConnectionNeed, own, rejected string, terr error) (*Record, error) {
 	secrets := &redact.Set{}
 	secrets.Add(cur.RefreshToken, cur.AccessToken)
-	next := *cur
-	next.LastRefresh = cur.LastRefresh
+	next := *cur // LastRefresh stays: it dates the tokens held, not the attempt
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	var re *oauth2.RetrieveError
 	invalid := errors.As(terr, &re) && re.ErrorCode == "invalid_grant"
