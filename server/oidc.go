@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -96,19 +97,16 @@ func (s *Server) resourceMetadata() http.Handler {
 	return mcpauth.ProtectedResourceMetadataHandler(md)
 }
 
-// metadataURL is the URL of the resource metadata, for WWW-Authenticate.
+// metadataURL is the URL of the resource metadata, for WWW-Authenticate
+// (RFC 9728: the well-known path, then the resource's path).
 func (s *Server) metadataURL() string {
-	o := s.cfg.OIDC
-	base, path, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(o.Resource, "https://"), "http://"), "/")
-	scheme := "https://"
-	if strings.HasPrefix(o.Resource, "http://") {
-		scheme = "http://"
+	u, err := url.Parse(s.cfg.OIDC.Resource)
+	if err != nil {
+		return metadataPath
 	}
-	u := scheme + base + metadataPath
-	if path != "" {
-		u += "/" + path
-	}
-	return u
+	u.Path = metadataPath + strings.TrimSuffix(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	return u.String()
 }
 
 // challenge sets the WWW-Authenticate of a 401 (RFC 6750, RFC 9728): where
