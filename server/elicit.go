@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -39,19 +38,8 @@ func memoKey(k *connections.APIKey, person string) string {
 }
 
 // noteInitialize reads an MCP POST body for an initialize request and
-// remembers whether its client declared elicitation.url. It leaves the body
-// readable for the SDK.
-func (s *Server) noteInitialize(r *http.Request) {
-	if r.Method != http.MethodPost || r.Body == nil {
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		// Over the cap: the SDK must still see the error (and answer 413).
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+// remembers whether its client declared elicitation.url.
+func (s *Server) noteInitialize(r *http.Request, body []byte) {
 	if !bytes.Contains(body, []byte(`"initialize"`)) || jsoncheck.Check(body, jsoncheck.MaxDocumentDepth) != nil {
 		return // not an initialize, or nothing to read safely (the SDK refuses it)
 	}
@@ -77,7 +65,7 @@ func personOfRequest(k *connections.APIKey, header string) string {
 // supportsURLElicitation says whether the client of this call handles URL
 // elicitation: from its session (stdio) or from the memo (HTTP).
 func (s *Server) supportsURLElicitation(ctx context.Context, req *mcp.CallToolRequest, person string) bool {
-	if req.Session != nil {
+	if req != nil && req.Session != nil {
 		if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil {
 			return p.Capabilities.Elicitation.URL != nil
 		}

@@ -49,45 +49,74 @@ func (s *Server) SyncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallTo
 func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person func(*mcp.CallToolRequest) string) {
 	for _, id := range ts.ids {
 		tool := ts.tools[id]
-		mt := NewMCPTool(tool)
+		mt := ts.mcpTool(id)
 		srv.AddTool(mt.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			args := req.Params.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage(`{}`)
-			}
 			callTenant, callPerson := tenant, ""
 			if person != nil {
 				callPerson = person(req)
 			}
 			if callTenant == "" {
 				// HTTP: the request's own credential says who calls.
-				k := identity(ctx)
-				callTenant, callPerson = k.Tenant, k.Person
-				if k.Role != connections.RolePerson && req.Extra != nil && req.Extra.Header != nil {
-					callPerson = req.Extra.Header.Get("X-Person-Id")
+				var h http.Header
+				if req.Extra != nil {
+					h = req.Extra.Header
 				}
+				callTenant, callPerson = mcpCaller(ctx, h)
 			}
-			res, err := s.call(ctx, tool, s.callContext(callTenant, CallContext{Person: callPerson}), args)
-			if eerr := s.connectElicitation(ctx, req, tool, callTenant, callPerson, err); eerr != nil {
-				return nil, eerr
-			}
+			res, err := s.mcpCall(ctx, req, tool, mt, callTenant, callPerson, req.Params.Arguments)
 			if err != nil {
-				var e *synth.Error
-				msg := err.Error()
-				if errors.As(err, &e) {
-					msg = string(e.Code) + ": " + e.Message
-				}
-				// A tool error is a result the model can read, not a
-				// protocol error.
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
+				return nil, err
 			}
-			out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}}
-			if sc := mt.structured(res.Output); sc != nil {
-				out.StructuredContent = sc
+			out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text}}}
+			if res.structured != nil {
+				out.StructuredContent = res.structured
 			}
 			return out, nil
 		})
 	}
+}
+
+// mcpCaller is the tenant and person of an MCP call over HTTP: the
+// request's own credential says who calls; a key that is not a person's may
+// name the person in X-Person-Id.
+func mcpCaller(ctx context.Context, h http.Header) (tenant, person string) {
+	k := identity(ctx)
+	tenant, person = k.Tenant, k.Person
+	if k.Role != connections.RolePerson && h != nil {
+		person = h.Get("X-Person-Id")
+	}
+	return tenant, person
+}
+
+// mcpResult is a tools/call result: the text content, the structured
+// content (nil without an output schema) and whether it is a tool error.
+type mcpResult struct {
+	text       string
+	structured json.RawMessage
+	isError    bool
+}
+
+// mcpCall runs one MCP tools/call of tool, for the SDK's handler and for the
+// fast path alike. A tool error is a result the model can read; the error
+// returned is a protocol error (URL elicitation). req is nil on the fast
+// path (stateless HTTP has no session).
+func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, mt MCPTool, tenant, person string, args json.RawMessage) (mcpResult, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := s.call(ctx, tool, s.callContext(tenant, CallContext{Person: person}), args)
+	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
+		return mcpResult{}, eerr
+	}
+	if err != nil {
+		var e *synth.Error
+		msg := err.Error()
+		if errors.As(err, &e) {
+			msg = string(e.Code) + ": " + e.Message
+		}
+		return mcpResult{text: msg, isError: true}, nil
+	}
+	return mcpResult{text: string(res.Output), structured: mt.structured(res.Output)}, nil
 }
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is
@@ -100,7 +129,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 func (s *Server) mcpHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.Tools().mcpServer(s)
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: s.cfg.MaxInputBytes})
 }
 
 // mcpServer returns the tool set's MCP server for HTTP, built on first use.
@@ -112,4 +141,15 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 		ts.mcp = srv
 	})
 	return ts.mcp
+}
+
+// mcpTool is the MCP view of the tool id, built once per tool set.
+func (ts *Toolset) mcpTool(id string) MCPTool {
+	ts.mcpToolsOnce.Do(func() {
+		ts.mcpTools = make(map[string]MCPTool, len(ts.ids))
+		for _, id := range ts.ids {
+			ts.mcpTools[id] = NewMCPTool(ts.tools[id])
+		}
+	})
+	return ts.mcpTools[id]
 }

@@ -5,9 +5,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -64,6 +66,8 @@ type Server struct {
 
 	oidcVerifiers oidcVerifiers
 	elicit        elicitMemo
+	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
+	fastCalls     atomic.Int64 // tools/call answered by the fast path
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -146,7 +150,20 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
-		s.noteInitialize(r)
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				// Over the cap: the SDK must still see the error (and answer 413).
+				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+				mcpHandler.ServeHTTP(w, r)
+				return
+			}
+			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body) {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			s.noteInitialize(r, body)
+		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

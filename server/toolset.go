@@ -22,6 +22,9 @@ type Toolset struct {
 
 	mcpOnce sync.Once
 	mcp     *mcp.Server // the HTTP MCP server of this set, built on first use
+
+	mcpToolsOnce sync.Once
+	mcpTools     map[string]MCPTool // each tool's MCP view, built on first use
 }
 
 // Tool returns a tool by id.

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/tidwall/gjson"
+)
+
+// The MCP fast path. Over stateless HTTP the Go SDK answers each request by
+// connecting a fresh session to the server: it decodes the body three times
+// (each decoder allocating a 32 KiB buffer), starts the session's
+// goroutines and routes the message through them. For the one request that
+// carries the load — a single tools/call — that is most of the cost
+// (BENCHMARKS.md). serveMCPCall answers exactly that request itself, with
+// the same result the SDK would give (TestMCPFastPathAgreesWithTheSDK sends
+// each case to both); anything else, or anything unusual about it, is left
+// to the SDK, which stays the reference.
+
+// fastVersions are the protocol versions whose tools/call the fast path
+// answers as the SDK does ("" is a request without the header: the SDK
+// takes it as 2025-03-26). Newer versions go to the SDK.
+var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// serveMCPCall answers a stateless tools/call of a known tool and reports
+// true, or leaves the request alone and reports false.
+func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost || !fastVersions[r.Header.Get("MCP-Protocol-Version")] ||
+		!isJSONContentType(r.Header.Get("Content-Type")) || !acceptsJSONAndStream(r.Header.Values("Accept")) ||
+		!hostAllowed(r) {
+		return false
+	}
+	if jsoncheck.Check(body, jsoncheck.MaxDocumentDepth) != nil {
+		return false
+	}
+	doc := gjson.ParseBytes(body)
+	if !doc.IsObject() {
+		return false
+	}
+	var id, method, params gjson.Result
+	ok := true
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "jsonrpc":
+			ok = v.Type == gjson.String && v.Str == "2.0"
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if !ok || method.Type != gjson.String || method.Str != "tools/call" || !params.IsObject() {
+		return false
+	}
+	idJSON, ok := rpcID(id)
+	if !ok {
+		return false
+	}
+	var name, args gjson.Result
+	params.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "name":
+			name = v
+		case "arguments":
+			args = v
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if !ok || name.Type != gjson.String || args.Exists() && !args.IsObject() {
+		return false
+	}
+	ts := s.Tools()
+	tool, found := ts.Tool(name.Str)
+	if !found {
+		return false // the SDK's "unknown tool" error
+	}
+	var raw []byte
+	if args.Exists() {
+		raw = body[args.Index : args.Index+len(args.Raw)]
+	}
+	tenant, person := mcpCaller(r.Context(), r.Header)
+	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw)
+
+	out := make([]byte, 0, 96+2*len(res.text)+len(res.structured))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, idJSON...)
+	if err != nil {
+		var jerr *jsonrpc.Error
+		if !errors.As(err, &jerr) {
+			jerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		out = append(out, `,"error":{"code":`...)
+		out = strconv.AppendInt(out, jerr.Code, 10)
+		out = append(out, `,"message":`...)
+		out, _ = jsontext.AppendQuote(out, jerr.Message)
+		if len(jerr.Data) > 0 {
+			out = append(out, `,"data":`...)
+			out = append(out, jerr.Data...)
+		}
+		out = append(out, "}}\n"...)
+	} else {
+		out = append(out, `,"result":{"content":[{"type":"text","text":`...)
+		out, _ = jsontext.AppendQuote(out, res.text)
+		out = append(out, "}]"...)
+		if res.structured != nil {
+			out = append(out, `,"structuredContent":`...)
+			out = append(out, res.structured...)
+		}
+		if res.isError {
+			out = append(out, `,"isError":true`...)
+		}
+		out = append(out, "}}\n"...)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
+	s.fastCalls.Add(1)
+	return true
+}
+
+// rpcID is the JSON of a request id the fast path echoes: a string, or an
+// integer of at most 2^53 (exact in the SDK's float64). Anything else (null,
+// a fraction, a notification without id) is the SDK's to answer.
+func rpcID(id gjson.Result) ([]byte, bool) {
+	switch id.Type {
+	case gjson.String:
+		b, err := jsontext.AppendQuote(nil, id.Str)
+		return b, err == nil
+	case gjson.Number:
+		// The SDK reads a number id as a float64: beyond 2^53 it would not
+		// echo the same id, so those are its to answer.
+		n, err := strconv.ParseInt(id.Raw, 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return nil, false
+		}
+		return strconv.AppendInt(nil, n, 10), true
+	}
+	return nil, false
+}
+
+// isJSONContentType: the media type is application/json.
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsJSONAndStream: Accept takes both application/json and
+// text/event-stream, as the SDK reads it.
+func acceptsJSONAndStream(values []string) bool {
+	var j, sse bool
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				j = true
+			case "text/event-stream", "text/*":
+				sse = true
+			case "*/*":
+				j, sse = true, true
+			}
+		}
+	}
+	return j && sse
+}
+
+// hostAllowed is the SDK's DNS-rebinding check, on the safe side: a request
+// to a loopback listener must name a loopback host. When in doubt it says
+// no, and the SDK decides.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMCPFastPathAgreesWithTheSDK sends every request twice, once answered
+// by the fast path (or handed to the SDK when it is not the fast path's) and
+// once by the SDK alone, and wants the same status, media type and JSON.
+func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
+	r := newRig(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/fail":
+			w.WriteHeader(500)
+			io.WriteString(w, `{"error":"boom"}`)
+		case "/text":
+			io.WriteString(w, "plain <text> & \"quotes\"\n\u2028")
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `[{"a":1},{"b":"<x>"}]`)
+		}
+	}))
+	defer up.Close()
+	dir := r.srv.cfg.ToolsDir
+	for name, body := range map[string]string{
+		"fail.json": `{"id":"t.fail","description":"Fails.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/fail"}}`,
+		"text.json": `{"id":"t.text","description":"Text.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"string"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/text","parseJson":false}}`,
+		"list.json": `{"id":"t.list","description":"List.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"array"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/list"}}`,
+		"free.json": `{"id":"t.free","description":"Any output.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/list"}}`,
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, name, args string) string {
+		b := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `"`
+		if args != "" {
+			b += `,"arguments":` + args
+		}
+		return b + `}}`
+	}
+	std := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+	with := func(k, v string) map[string]string {
+		h := map[string]string{}
+		for a, b := range std {
+			h[a] = b
+		}
+		if v == "" {
+			delete(h, k)
+		} else {
+			h[k] = v
+		}
+		return h
+	}
+	cases := []struct {
+		name    string
+		body    string
+		headers map[string]string
+		fast    bool
+	}{
+		{"object output", call("1", "t.echo", `{"id":"7"}`), std, true},
+		{"string id", call(`"a\u0041-é"`, "t.echo", `{"id":"7"}`), std, true},
+		{"largest exact id", call("9007199254740992", "t.echo", `{"id":"7"}`), std, true},
+		{"negative id", call("-3", "t.echo", `{"id":"7"}`), std, true},
+		{"input refused", call("2", "t.echo", `{}`), std, true},
+		{"input wrong type", call("2", "t.echo", `{"id":7}`), std, true},
+		{"no arguments", call("3", "t.secret", ""), std, true},
+		{"upstream 500", call("4", "t.fail", `{}`), std, true},
+		{"text output wrapped", call("5", "t.text", `{}`), std, true},
+		{"array output wrapped", call("6", "t.list", `{}`), std, true},
+		{"empty output schema", call("7", "t.free", `{}`), std, true},
+		{"person without connection", call("8", "t.mail", `{}`), with("X-Person-Id", "ann"), true},
+		{"no version header", call("9", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", ""), true},
+		{"version 2025-03-26", call("9", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", "2025-03-26"), true},
+		{"accept wildcard", call("10", "t.echo", `{"id":"7"}`), with("Accept", "*/*"), true},
+		{"content type with charset", call("11", "t.echo", `{"id":"7"}`), with("Content-Type", "application/json; charset=utf-8"), true},
+		{"whitespace around", " \n" + call("12", "t.echo", `{"id":"7"}`) + "\n", std, true},
+		// The SDK's to answer:
+		{"unknown tool", call("20", "t.nope", `{}`), std, false},
+		{"fractional id", call("1.5", "t.echo", `{"id":"7"}`), std, false},
+		{"null id", call("null", "t.echo", `{"id":"7"}`), std, false},
+		{"id past 2^53", call("9007199254740993", "t.echo", `{"id":"7"}`), std, false},
+		{"id past int64", call("9223372036854775808", "t.echo", `{"id":"7"}`), std, false},
+		{"id with exponent", call("1e2", "t.echo", `{"id":"7"}`), std, false},
+		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"}}}`, std, false},
+		{"arguments an array", call("21", "t.echo", `[1]`), std, false},
+		{"arguments null", call("21", "t.echo", `null`), std, false},
+		{"meta", `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"},"_meta":{"progressToken":1}}}`, std, false},
+		{"extra member", `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"t.echo"},"x":1}`, std, false},
+		{"wrong version tag", `{"jsonrpc":"1.0","id":24,"method":"tools/call","params":{"name":"t.echo"}}`, std, false},
+		{"batch", "[" + call("25", "t.echo", `{"id":"7"}`) + "]", std, false},
+		{"duplicate member", `{"jsonrpc":"2.0","id":26,"id":27,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"}}}`, std, false},
+		{"newer protocol", call("28", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", "2026-07-28"), false},
+		{"unknown protocol", call("29", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", "1999-01-01"), false},
+		{"accept json only", call("30", "t.echo", `{"id":"7"}`), with("Accept", "application/json"), false},
+		{"form content type", call("31", "t.echo", `{"id":"7"}`), with("Content-Type", "text/plain"), false},
+		{"tools/list", `{"jsonrpc":"2.0","id":32,"method":"tools/list"}`, std, false},
+		{"not json", `{"jsonrpc":"2.0",`, std, false},
+	}
+	send := func(body string, headers map[string]string) (int, string, string, any) {
+		req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+r.keyA)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			v = strings.TrimSpace(string(b))
+		}
+		return resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), v
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r.srv.noFastPath.Store(false)
+			before := r.srv.fastCalls.Load()
+			fs, fct, fcc, fv := send(c.body, c.headers)
+			if served := r.srv.fastCalls.Load() > before; served != c.fast {
+				t.Errorf("fast path served it: %v, want %v", served, c.fast)
+			}
+			r.srv.noFastPath.Store(true)
+			ss, sct, scc, sv := send(c.body, c.headers)
+			if fs != ss || fct != sct || fcc != scc {
+				t.Errorf("fast: %d %q %q; SDK: %d %q %q", fs, fct, fcc, ss, sct, scc)
+			}
+			if !reflect.DeepEqual(fv, sv) {
+				fb, _ := json.Marshal(fv)
+				sb, _ := json.Marshal(sv)
+				t.Errorf("fast:\n%s\nSDK:\n%s", fb, sb)
+			}
+		})
+	}
+	r.srv.noFastPath.Store(false)
+}
