@@ -20,6 +20,9 @@ func readCapped(r io.Reader, contentLength, limit int64) ([]byte, error) {
 	var blocks [][]byte
 	var total int64
 	size := int64(4 << 10)
+	if contentLength >= 0 && contentLength < size {
+		size = contentLength + 1 // room to see the end: one read, no waste
+	}
 	for {
 		b := make([]byte, min(size, limit+1-total))
 		n, err := readFull(r, b)
@@ -39,7 +42,7 @@ func readCapped(r io.Reader, contentLength, limit int64) ([]byte, error) {
 			// stream cut short, a reset): what arrived is not the answer.
 			return nil, &TruncatedError{Got: total, Want: contentLength, Err: err}
 		}
-		size = min(size*2, 256<<10)
+		size = min(max(size, 2<<10)*2, 256<<10)
 	}
 	if contentLength >= 0 && total < contentLength {
 		return nil, &TruncatedError{Got: total, Want: contentLength}
