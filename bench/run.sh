@@ -98,21 +98,31 @@ echo "load: $CONC concurrent workers for ${SECS}s each, 1 KiB JSON upstream, 2 c
   echo "rss-serve $(rss "$SVC_PID")"
   run mcp-1000 -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}"
   echo "rss-many $(rss "$MANY_PID")"
+  # Reload of 1000 tools under load: the same REST row with and without a
+  # SIGHUP every 250 ms (each reload loads and compiles the 1000 manifests).
+  run rest-1000 -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
+  (while kill -0 "$MANY_PID" 2>/dev/null; do kill -HUP "$MANY_PID"; sleep 0.25; done) & hup=$!
+  run rest-1000-reload -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
+  kill "$hup" 2>/dev/null || true
+  echo "reloads $(grep -c '"msg":"reloaded"' "$work/many.log" || true)"
 } > "$work/results"
 python3 - "$work/results" <<'PY'
 import json, sys
-r, rss = {}, {}
+r, rss, reloads = {}, {}, 0
 for line in open(sys.argv[1]):
     name, rest = line.split(" ", 1)
-    if name.startswith("rss-"):
+    if name == "reloads":
+        reloads = int(rest)
+    elif name.startswith("rss-"):
         rss[name[4:]] = int(rest) / 1024
     else:
         r[name] = json.loads(rest)
-mem = {"nginx": None, "floor": rss["floor"], "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"]}
+mem = {"nginx": None, "floor": rss["floor"], "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
 print(f"| path | req/s | p50 ms | p99 ms | RSS MiB | errors |")
 print(f"|---|---|---|---|---|---|")
-labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool", "mcp-1000": "httptools MCP tools/call, 1000 tools"}
-for k in ("nginx", "floor", "rest", "mcp-1", "mcp-1000"):
+labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool", "mcp-1000": "httptools MCP tools/call, 1000 tools",
+          "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
+for k in ("nginx", "floor", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
     x = r[k]; m = mem[k]
     print(f"| {labels[k]} | {x['rps']:.0f} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
 def ratio(a, b, what):
@@ -121,5 +131,6 @@ print()
 print(f"REST / Go floor: req/s {ratio('rest','floor','rps'):.2f} (goal >= 0.9), p99 {ratio('rest','floor','p99_ms'):.2f} (goal <= 1.2)")
 print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5)")
 print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9)")
+print(f"REST during reloads / without ({reloads} reloads): p99 {ratio('rest-1000-reload','rest-1000','p99_ms'):.2f} (goal <= 1.5), req/s {ratio('rest-1000-reload','rest-1000','rps'):.2f}")
 print(f"REST / nginx: req/s {ratio('rest','nginx','rps'):.2f}, p99 {ratio('rest','nginx','p99_ms'):.2f}")
 PY

@@ -97,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 
 // Reload loads the tools folder again; on any error the old set stays.
 func (s *Server) Reload() error {
-	ts, err := LoadTools(s.cfg.ToolsDir, s.cfg.Loader, s.cfg.Apps)
+	ts, err := loadTools(s.cfg.ToolsDir, s.cfg.Loader, s.cfg.Apps, s.Tools())
 	if err != nil {
 		return err
 	}

@@ -346,3 +346,32 @@ func TestReloadKeepsOldSetOnError(t *testing.T) {
 		t.Errorf("good reload: %v %v", err, r.srv.Tools().IDs())
 	}
 }
+
+// TestReloadReusesUnchangedTools: a reload compiles only the manifests whose
+// files changed; the others are the same tools as before.
+func TestReloadReusesUnchangedTools(t *testing.T) {
+	r := newRig(t)
+	dir := r.srv.cfg.ToolsDir
+	before := r.srv.Tools()
+	echo, _ := before.Tool("t.echo")
+	secret, _ := before.Tool("t.secret")
+	src, _ := os.ReadFile(filepath.Join(dir, "secret.json"))
+	os.WriteFile(filepath.Join(dir, "secret.json"), bytes.Replace(src, []byte("Uses a secret."), []byte("Uses a token."), 1), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	after := r.srv.Tools()
+	if after == before {
+		t.Fatal("no new set")
+	}
+	if e2, _ := after.Tool("t.echo"); e2 != echo {
+		t.Error("an unchanged manifest was loaded again")
+	}
+	s2, _ := after.Tool("t.secret")
+	if s2 == secret || s2.Manifest.Description != "Uses a token." {
+		t.Errorf("the changed manifest kept its old tool: %q", s2.Manifest.Description)
+	}
+	if rp := r.do(t, r.keyA, "GET", "/v1/tools/t.secret", ""); !strings.Contains(rp.raw, "Uses a token.") {
+		t.Errorf("the API serves the old manifest: %s", rp.raw)
+	}
+}

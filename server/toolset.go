@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,8 @@ type Toolset struct {
 	mcpOnce sync.Once
 	mcp     *mcp.Server // the HTTP MCP server of this set, built on first use
 
+	files map[string]*synth.Tool // by manifest file, for the next reload
+
 	mcpToolsOnce sync.Once
 	mcpTools     map[string]MCPTool // each tool's MCP view, built on first use
 }
@@ -31,6 +34,19 @@ type Toolset struct {
 func (ts *Toolset) Tool(id string) (*synth.Tool, bool) {
 	t, ok := ts.tools[id]
 	return t, ok
+}
+
+// unchanged returns the tool ts loaded from file f when the file still
+// holds src.
+func (ts *Toolset) unchanged(f string, src []byte) (*synth.Tool, bool) {
+	if ts == nil {
+		return nil, false
+	}
+	t, ok := ts.files[f]
+	if !ok || !bytes.Equal(ts.raw[t.ID()], src) {
+		return nil, false
+	}
+	return t, true
 }
 
 // IDs lists the tool ids, sorted.
@@ -48,11 +64,18 @@ func (e *LoadError) Error() string { return strings.Join(e.Lines, "\n") }
 // manifests whose connections name apps or permissions it lacks are refused
 // too.
 func LoadTools(dir string, loader *synth.Loader, apps connections.Apps) (*Toolset, error) {
+	return loadTools(dir, loader, apps, nil)
+}
+
+// loadTools is LoadTools reusing the tools of prev (the set being replaced)
+// whose files have not changed, so that a reload of a large catalogue
+// compiles only what changed.
+func loadTools(dir string, loader *synth.Loader, apps connections.Apps, prev *Toolset) (*Toolset, error) {
 	files, err := synth.ManifestFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	ts := &Toolset{tools: map[string]*synth.Tool{}, raw: map[string]json.RawMessage{}}
+	ts := &Toolset{tools: map[string]*synth.Tool{}, raw: map[string]json.RawMessage{}, files: map[string]*synth.Tool{}}
 	var lines []string
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -60,8 +83,10 @@ func LoadTools(dir string, loader *synth.Loader, apps connections.Apps) (*Toolse
 			lines = append(lines, fmt.Sprintf("%s: %v", f, err))
 			continue
 		}
-		t, err := loader.Load(src)
-		if err != nil {
+		var t *synth.Tool
+		if old, ok := prev.unchanged(f, src); ok {
+			t = old
+		} else if t, err = loader.Load(src); err != nil {
 			var e *synth.Error
 			if errors.As(err, &e) {
 				for _, p := range e.Problems {
@@ -84,6 +109,7 @@ func LoadTools(dir string, loader *synth.Loader, apps connections.Apps) (*Toolse
 			continue
 		}
 		ts.tools[t.ID()] = t
+		ts.files[f] = t
 		var compact json.RawMessage = src
 		ts.raw[t.ID()] = compact
 		ts.ids = append(ts.ids, t.ID())
