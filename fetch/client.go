@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/redact"
 )
 
@@ -58,7 +59,20 @@ type Config struct {
 	RetryWaitMin, RetryWaitMax time.Duration
 	// Logger receives one audit record per call; nil means slog.Default().
 	Logger *slog.Logger
+	// Budget, when set, bounds the bytes of answers being read at once: a
+	// call draws on the hold its context carries (budget.NewContext; the
+	// bytes are then the caller's to release) or on a hold of its own given
+	// back when Do returns. A draw waits within the call's deadline; one
+	// that cannot be granted fails the call with a *budget.OverError.
+	Budget *budget.Budget
+	// MaxConnsPerHost bounds the connections to one upstream host (dialling,
+	// in use and idle); calls beyond it wait for one within their deadline.
+	// 0 means DefaultMaxConnsPerHost; -1 means no bound.
+	MaxConnsPerHost int
 }
+
+// DefaultMaxConnsPerHost is the default of Config.MaxConnsPerHost.
+const DefaultMaxConnsPerHost = 256
 
 // Client sends the requests of declarative tools. It is safe for concurrent
 // use and keeps one pool of connections.
@@ -101,6 +115,12 @@ func NewClient(cfg Config) *Client {
 		c.logger = slog.Default()
 	}
 	c.dialer = newDialer(c.guard, cfg.Resolver, cfg.Dial)
+	switch {
+	case cfg.MaxConnsPerHost == 0:
+		cfg.MaxConnsPerHost = DefaultMaxConnsPerHost
+	case cfg.MaxConnsPerHost < 0:
+		cfg.MaxConnsPerHost = 0 // net/http: no bound
+	}
 	c.transport = &http.Transport{
 		Proxy:                  cfg.Proxy,
 		DialContext:            c.dialer.DialContext,
@@ -108,6 +128,7 @@ func NewClient(cfg Config) *Client {
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    64,
+		MaxConnsPerHost:        cfg.MaxConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,
@@ -249,7 +270,16 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		limit = DefaultMaxBodyBytes
 	}
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
-	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit)
+	hold := budget.FromContext(ctx)
+	if hold == nil && c.cfg.Budget != nil {
+		hold = c.cfg.Budget.Hold()
+		defer hold.Release()
+	}
+	var d *drawer
+	if hold != nil {
+		d = &drawer{ctx: ctx, hold: hold}
+	}
+	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit, d)
 	return out, err
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/httptools/httptools/budget"
 )
 
 // readCapped reads a whole body, refusing one longer than limit bytes and
@@ -13,18 +15,53 @@ import (
 // reached, so memory grows with the bytes that really arrive — a length the
 // server announces is never an allocation — and an endless or oversized body
 // is dropped at the cap.
-func readCapped(r io.Reader, contentLength, limit int64) ([]byte, error) {
+//
+// d draws the bytes on the memory budget before they are allocated (nil: no
+// budget), so that a call never waits for more while holding part of its
+// answer in a way that could lock calls out of each other: with a
+// Content-Length, all of them at once (the blocks and their join); without
+// one, a first 64 KiB, and past that the worst case (twice the cap), whatever
+// the answer does not use being given back once it is read.
+func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, error) {
 	if contentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, contentLength, limit)
 	}
+	drawn := int64(0) // what this read has drawn
+	if contentLength >= 0 {
+		drawn = contentLength + 1
+		if drawn > 4<<10 {
+			drawn += contentLength // the join
+		}
+	} else {
+		drawn = min(limit+1, firstDraw)
+	}
+	if err := d.take(drawn); err != nil {
+		return nil, err
+	}
+	used := int64(0)
 	var blocks [][]byte
 	var total int64
 	size := int64(4 << 10)
 	if contentLength >= 0 && contentLength < size {
 		size = contentLength + 1 // room to see the end: one read, no waste
 	}
+	room := limit + 1 // the most a block may hold, the end of the body included
+	if contentLength >= 0 {
+		room = contentLength + 1
+	}
 	for {
-		b := make([]byte, min(size, limit+1-total))
+		want := min(size, room-total)
+		if used+want > drawn {
+			// Past the first draw of an answer of unknown length: the
+			// worst case at once.
+			more := 2*(limit+1) - drawn
+			if err := d.take(more); err != nil {
+				return nil, err
+			}
+			drawn += more
+		}
+		used += want
+		b := make([]byte, want)
 		n, err := readFull(r, b)
 		total += int64(n)
 		if total > limit {
@@ -50,12 +87,43 @@ func readCapped(r io.Reader, contentLength, limit int64) ([]byte, error) {
 	if len(blocks) == 1 {
 		return blocks[0], nil
 	}
+	if len(blocks) > 1 {
+		used += total
+	}
+	d.giveBack(drawn - used)
+	if len(blocks) == 1 {
+		return blocks[0], nil
+	}
 	out := make([]byte, 0, total)
 	for i, b := range blocks {
 		out = append(out, b...)
 		blocks[i] = nil
 	}
 	return out, nil
+}
+
+// firstDraw is what an answer of unknown length draws first: most API
+// answers fit.
+const firstDraw = 64 << 10
+
+// drawer draws a call's reads on its memory budget hold, waiting within the
+// call's deadline.
+type drawer struct {
+	ctx  context.Context
+	hold *budget.Hold
+}
+
+func (d *drawer) take(n int64) error {
+	if d == nil {
+		return nil
+	}
+	return d.hold.Take(d.ctx, n)
+}
+
+func (d *drawer) giveBack(n int64) {
+	if d != nil {
+		d.hold.Return(n)
+	}
 }
 
 // readFull fills b from r. Unlike io.ReadFull it keeps the reader's own

@@ -15,6 +15,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/redact"
@@ -449,7 +450,11 @@ func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.R
 func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
+	var over *budget.OverError
 	switch {
+	case errors.As(err, &over):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
+			Message: "the service is at its memory budget and could not hold this answer in time: try again shortly (" + over.Error() + ")"}
 	case errors.As(err, &denied):
 		hint := "add the host to the manifest's network allowlist if the tool should reach it"
 		if denied.IP.IsValid() {

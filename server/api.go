@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
@@ -112,7 +113,8 @@ func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
 }
 
 // call invokes a tool with metrics and in-flight tracking.
-func (s *Server) call(ctx context.Context, tool *synth.Tool, tc synth.ToolContext, input json.RawMessage) (*synth.Result, error) {
+func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc CallContext, input json.RawMessage) (*synth.Result, error) {
+	tc := s.callContext(tenant, cc)
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	m := s.cfg.Metrics
@@ -142,6 +144,22 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", r.PathValue("id")))
 		return
 	}
+	// The tenant's limit first (a 429 costs nothing), then the body's bytes
+	// on the memory budget, held with everything the call reads until its
+	// answer is written.
+	release, err := s.admit(tenantOf(r.Context()))
+	if err != nil {
+		err.(*refusal).write(w)
+		return
+	}
+	defer release()
+	hold := s.cfg.Budget.Hold()
+	defer hold.Release()
+	if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+		err.(*refusal).write(w)
+		return
+	}
+	r = r.WithContext(budget.NewContext(r.Context(), hold))
 	var req struct {
 		Input   json.RawMessage `json:"input"`
 		Context CallContext     `json:"context"`
@@ -158,14 +176,18 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		forbidden(w, refused)
 		return
 	}
-	res, err := s.call(r.Context(), tool, s.callContext(tenantOf(r.Context()), req.Context), req.Input)
+	res, err := s.call(r.Context(), tool, tenantOf(r.Context()), req.Context, req.Input)
 	if err != nil {
 		var e *synth.Error
 		if !errors.As(err, &e) {
 			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
 		}
-		if e.Reason == synth.ReasonStoreUnavailable {
+		switch e.Reason {
+		case synth.ReasonStoreUnavailable:
 			s.storeFailed("a call of "+tool.ID(), e)
+			w.Header().Set("Retry-After", retryAfter)
+		case synth.ReasonOverloaded:
+			s.refused(tenantOf(r.Context()), ReasonMemoryBudget, e.Message)
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})

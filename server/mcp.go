@@ -67,9 +67,9 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 			if err != nil {
 				return nil, err
 			}
-			out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text}}}
-			if res.structured != nil {
-				out.StructuredContent = res.structured
+			out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text()}}}
+			if sc := res.structuredContent(); sc != nil {
+				out.StructuredContent = sc
 			}
 			return out, nil
 		})
@@ -88,12 +88,37 @@ func mcpCaller(ctx context.Context, h http.Header) (tenant, person string) {
 	return tenant, person
 }
 
-// mcpResult is a tools/call result: the text content, the structured
-// content (nil without an output schema) and whether it is a tool error.
+// mcpResult is a tools/call result: the output (its text content and,
+// with an output schema, its structured content, wrapped under "result"
+// when the schema is not an object's), or a tool error's text.
 type mcpResult struct {
-	text       string
-	structured json.RawMessage
+	output     json.RawMessage
+	structured bool
+	wrapped    bool
+	errText    string
 	isError    bool
+}
+
+// text is the result's text content.
+func (r mcpResult) text() string {
+	if r.isError {
+		return r.errText
+	}
+	return string(r.output)
+}
+
+// structuredContent is the result's structured content, or nil.
+func (r mcpResult) structuredContent() json.RawMessage {
+	if r.isError || !r.structured {
+		return nil
+	}
+	if !r.wrapped {
+		return r.output
+	}
+	b := make([]byte, 0, len(r.output)+12)
+	b = append(b, `{"result":`...)
+	b = append(b, r.output...)
+	return append(b, '}')
 }
 
 // mcpCall runs one MCP tools/call of tool, for the SDK's handler and for the
@@ -104,7 +129,12 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := s.call(ctx, tool, s.callContext(tenant, CallContext{Person: person}), args)
+	release, err := s.admit(tenant)
+	if err != nil {
+		return mcpResult{errText: err.Error(), isError: true}, nil // "rate-limited: …", for the model to read
+	}
+	defer release()
+	res, err := s.call(ctx, tool, tenant, CallContext{Person: person}, args)
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
 	}
@@ -113,10 +143,13 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		msg := err.Error()
 		if errors.As(err, &e) {
 			msg = string(e.Code) + ": " + e.Message
+			if e.Reason == synth.ReasonOverloaded {
+				s.refused(tenant, ReasonMemoryBudget, e.Message)
+			}
 		}
-		return mcpResult{text: msg, isError: true}, nil
+		return mcpResult{errText: msg, isError: true}, nil
 	}
-	return mcpResult{text: string(res.Output), structured: mt.structured(res.Output)}, nil
+	return mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil}, nil
 }
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is

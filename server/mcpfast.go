@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/tidwall/gjson"
@@ -96,7 +97,14 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	tenant, person := mcpCaller(r.Context(), r.Header)
 	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw)
 
-	out := make([]byte, 0, 96+2*len(res.text)+len(res.structured))
+	if err == nil && !res.isError {
+		// The response quotes the output once and may repeat it as
+		// structured content: drawn on the memory budget first.
+		if derr := s.draw(r, budget.FromContext(r.Context()), 3*int64(len(res.output)), s.cfg.BudgetWait); derr != nil {
+			res = mcpResult{errText: derr.Error(), isError: true}
+		}
+	}
+	out := make([]byte, 0, 128+len(res.errText)+3*len(res.output))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, idJSON...)
 	if err != nil {
@@ -115,11 +123,21 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		out = append(out, "}}\n"...)
 	} else {
 		out = append(out, `,"result":{"content":[{"type":"text","text":`...)
-		out, _ = jsontext.AppendQuote(out, res.text)
+		if res.isError {
+			out, _ = jsontext.AppendQuote(out, res.errText)
+		} else {
+			out, _ = jsontext.AppendQuote(out, res.output)
+		}
 		out = append(out, "}]"...)
-		if res.structured != nil {
+		if !res.isError && res.structured {
 			out = append(out, `,"structuredContent":`...)
-			out = append(out, res.structured...)
+			if res.wrapped {
+				out = append(out, `{"result":`...)
+				out = append(out, res.output...)
+				out = append(out, '}')
+			} else {
+				out = append(out, res.output...)
+			}
 		}
 		if res.isError {
 			out = append(out, `,"isError":true`...)

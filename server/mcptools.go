@@ -105,21 +105,6 @@ func rewriteRefs(v any) any {
 	return v
 }
 
-// structured is the structuredContent of a call's output, or nil when the
-// tool declares no output schema.
-func (mt MCPTool) structured(output json.RawMessage) json.RawMessage {
-	switch {
-	case mt.Tool.OutputSchema == nil:
-		return nil
-	case mt.Wrapped:
-		b := make([]byte, 0, len(output)+12)
-		b = append(b, `{"result":`...)
-		b = append(b, output...)
-		return append(b, '}')
-	}
-	return output
-}
-
 // annotations maps the manifest to MCP's hints (the README has the table).
 func annotations(t *synth.Tool) *mcp.ToolAnnotations {
 	m := t.Manifest

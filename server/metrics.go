@@ -1,6 +1,9 @@
 package server
 
 import (
+	"sync"
+
+	"github.com/httptools/httptools/budget"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -14,6 +17,10 @@ type Metrics struct {
 	denials   *prometheus.CounterVec
 	refreshes *prometheus.CounterVec
 	inflight  prometheus.Gauge
+
+	refusals       *prometheus.CounterVec
+	tenantInflight *prometheus.GaugeVec
+	budgetOnce     sync.Once
 }
 
 // NewMetrics registers the series in a new registry, with Go and process
@@ -32,10 +39,30 @@ func NewMetrics() *Metrics {
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_token_refreshes_total",
 			Help: "OAuth token refreshes by outcome."}, []string{"outcome"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "httptools_inflight_calls", Help: "Tool calls in flight."}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_refusals_total",
+			Help: "Calls refused for load, by tenant and reason (tenant-limit: 429; memory-budget: 503)."}, []string{"tenant", "reason"}),
+		tenantInflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "httptools_tenant_inflight_calls",
+			Help: "Tool calls in flight by tenant."}, []string{"tenant"}),
 	}
-	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight,
+	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight, m.refusals, m.tenantInflight,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchBudget adds the memory budget's gauges: its size and the bytes held.
+func (m *Metrics) watchBudget(b *budget.Budget) {
+	if b == nil {
+		return
+	}
+	m.budgetOnce.Do(func() {
+		m.Registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "httptools_inflight_bytes",
+				Help: "Bytes of request bodies, upstream answers and responses held by calls in flight (drawn on the memory budget)."},
+				func() float64 { return float64(b.InUse()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "httptools_memory_budget_bytes",
+				Help: "The memory budget for bodies in flight (--max-inflight-bytes)."},
+				func() float64 { return float64(b.Size()) }))
+	})
 }
 
 // Refreshed counts a token refresh; connections.Manager.OnRefresh calls it.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,18 @@ type Config struct {
 	// OIDC, when set, makes the service an OAuth resource server too:
 	// access tokens of these issuers are taken beside API keys.
 	OIDC *OIDC
+	// Budget bounds the bytes calls hold at once (request bodies, upstream
+	// answers, responses); the fetch client must draw on the same budget
+	// (fetch.Config.Budget). nil means no bound.
+	Budget *budget.Budget
+	// BudgetWait bounds how long a request waits for its body's bytes;
+	// 0 means 10 s. (A call's answer waits within the tool's deadline.)
+	BudgetWait time.Duration
+	// TenantMaxInflight bounds each tenant's calls in flight; 0 means
+	// DefaultTenantMaxInflight, < 0 no bound. TenantLimits overrides it per
+	// tenant.
+	TenantMaxInflight int
+	TenantLimits      map[string]int
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -66,6 +79,8 @@ type Server struct {
 
 	oidcVerifiers oidcVerifiers
 	elicit        elicitMemo
+	limits        tenantLimits
+	bursts        burstLog
 	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64 // tools/call answered by the fast path
 }
@@ -85,7 +100,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Loader == nil {
 		cfg.Loader = &synth.Loader{}
 	}
-	s := &Server{cfg: cfg}
+	if cfg.BudgetWait <= 0 {
+		cfg.BudgetWait = 10 * time.Second
+	}
+	if cfg.TenantMaxInflight == 0 {
+		cfg.TenantMaxInflight = DefaultTenantMaxInflight
+	}
+	s := &Server{cfg: cfg, limits: tenantLimits{def: cfg.TenantMaxInflight, per: cfg.TenantLimits, inflight: map[string]int{}}}
+	cfg.Metrics.watchBudget(cfg.Budget)
 	if cfg.Manager != nil && cfg.Manager.OnRefresh == nil {
 		cfg.Manager.OnRefresh = cfg.Metrics.Refreshed
 	}
@@ -150,6 +172,15 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
+		hold := s.cfg.Budget.Hold()
+		defer hold.Release()
+		if r.Method == http.MethodPost {
+			if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+				err.(*refusal).write(w)
+				return
+			}
+		}
+		r = r.WithContext(budget.NewContext(r.Context(), hold))
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -250,8 +281,11 @@ func statusOf(e *synth.Error) int {
 		}
 		return http.StatusConflict
 	case synth.CodeHandlerError:
-		if e.Reason == synth.ReasonTimeout {
+		switch e.Reason {
+		case synth.ReasonTimeout:
 			return http.StatusGatewayTimeout
+		case synth.ReasonOverloaded:
+			return http.StatusServiceUnavailable
 		}
 		return http.StatusBadGateway
 	case synth.CodeOutputValidationFailed:

@@ -37,7 +37,10 @@ const (
 	// ReasonStoreUnavailable: the store of secrets or connections failed
 	// (down, frozen, read-only): nothing is wrong with the call, which may
 	// be tried again.
-	ReasonStoreUnavailable  = "store-unavailable"
+	ReasonStoreUnavailable = "store-unavailable"
+	// ReasonOverloaded: the process had no room for the call's bytes (the
+	// memory budget) before its deadline; the call may be tried again.
+	ReasonOverloaded        = "overloaded"
 	ReasonEgressDenied      = "egress-denied"
 	ReasonUpstreamStatus    = "upstream-status"
 	ReasonResponseNotJSON   = "response-not-json"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/redact"
 )
@@ -124,6 +125,14 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 		}
 	}
 	if !o.skipOutput && t.output != nil {
+		// Checking against a schema that needs the whole value decodes it:
+		// several times the answer's bytes, drawn on the call's memory
+		// budget first.
+		if len(out.JSON) > 64<<10 && t.output.decodes(out.JSON) {
+			if err := budget.FromContext(ctx).Take(ctx, DecodeCost*int64(len(out.JSON))); err != nil {
+				return nil, t.wrap(HandlerError(ReasonOverloaded, "the service is at its memory budget and could not check this answer in time: try again shortly (%v)", err)).redacted(secrets)
+			}
+		}
 		if vs := t.output.validate(ctx, out.JSON, jsoncheck.Options{AllowInvalidUTF8: true}); vs != nil {
 			// The violations quote the output, which may echo the
 			// credential: redacted like every message.

@@ -13,10 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dustin/go-humanize"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -30,6 +34,9 @@ type serviceFlags struct {
 	tools, db, apps, publicURL, logFormat, oidc string
 	allow                                       cidrFlags
 	maxTimeout                                  int
+	maxInflight                                 sizeFlag
+	tenantMax, connsPerHost                     int
+	tenantLimits                                tenantLimitFlags
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
@@ -40,6 +47,11 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
 	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	f.maxInflight = sizeFlag(budget.DefaultSize())
+	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
+	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
+	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
+	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
 
@@ -99,8 +111,15 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		}
 	}
 	reg := &synth.Registry{}
+	mem := budget.New(int64(f.maxInflight))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector works to the budget too: the heap stays
+		// near what calls hold instead of doubling it before each cycle.
+		debug.SetMemoryLimit(mem.Size() + memLimitMargin)
+	}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
+		Budget: mem, MaxConnsPerHost: f.connsPerHost,
 	})))
 	envTenant := ""
 	if strings.HasPrefix(f.db, "sqlite:") {
@@ -110,6 +129,7 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		Store: store, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
 		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
+		Budget: mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m,
 	})
 	if err != nil {
 		store.Close()
@@ -402,4 +422,41 @@ func stateDB() (string, error) {
 		return "", fmt.Errorf("cannot make the state directory %s (%v): set XDG_STATE_HOME, or pass --db sqlite:PATH", dir, errors.Unwrap(err))
 	}
 	return "sqlite:" + filepath.Join(dir, "httptools.db"), nil
+}
+
+// memLimitMargin is the heap beyond the memory budget that serve lets the
+// Go runtime use before it collects harder (GOMEMLIMIT overrides it).
+const memLimitMargin = 192 << 20
+
+// sizeFlag is a byte count written as 536870912, 512MiB or 2GB
+// (go-humanize's ParseBytes).
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return humanize.IBytes(uint64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n == 0 || n > 1<<62 {
+		return fmt.Errorf("want a size such as 512MiB or 2GiB, got %q", v)
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// tenantLimitFlags collects --tenant-limit TENANT=N.
+type tenantLimitFlags struct{ m map[string]int }
+
+func (t *tenantLimitFlags) String() string { return fmt.Sprint(t.m) }
+
+func (t *tenantLimitFlags) Set(v string) error {
+	name, n, ok := strings.Cut(v, "=")
+	limit, err := strconv.Atoi(n)
+	if !ok || name == "" || err != nil {
+		return fmt.Errorf("want TENANT=N such as acme=500, got %q", v)
+	}
+	if t.m == nil {
+		t.m = map[string]int{}
+	}
+	t.m[name] = limit
+	return nil
 }
