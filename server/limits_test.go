@@ -1,0 +1,240 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// fairRig is a service with a slow tool (its upstream answers after slow)
+// and a fast one, tenant A limited to limitA calls in flight, and the log.
+type fairRig struct {
+	url        string
+	keyA, keyB string
+	log        *syncBuffer
+	slowCalls  atomic.Int64
+	release    chan struct{}
+}
+
+func newFairRig(t testing.TB, slow time.Duration, limitA int) *fairRig {
+	fr := &fairRig{log: &syncBuffer{}, release: make(chan struct{})}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			fr.slowCalls.Add(1)
+			select {
+			case <-time.After(slow):
+			case <-fr.release:
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { close(fr.release) })
+	dir := t.TempDir()
+	for _, name := range []string{"slow", "fast"} {
+		os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"id":"t.`+name+`","description":"`+name+`.","version":"1.0.0","mutating":false,
+			"input":{"type":"object"},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/`+name+`","timeoutMs":60000}}`), 0o644)
+	}
+	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "db"), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	logger := slog.New(slog.NewTextHandler(fr.log, nil))
+	mem := budget.New(64 << 20)
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Budget: mem, MaxConnsPerHost: -1,
+	})))
+	srv, err := New(Config{Store: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger,
+		Budget: mem, TenantLimits: map[string]int{"tenant-a": limitA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	fr.url = hs.URL
+	fr.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
+	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
+	return fr
+}
+
+var fairClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
+
+func (fr *fairRig) invoke(key, tool string) (int, string, http.Header, error) {
+	req, _ := http.NewRequest("POST", fr.url+"/v1/tools/"+tool+"/invoke", strings.NewReader(`{"input":{}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := fairClient.Do(req)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header, nil
+}
+
+// TestTenantFloodingASlowUpstream: tenant A starts 500 concurrent calls of a
+// tool whose upstream answers in 2 s, over its limit of 50; B meanwhile
+// calls a fast tool. A's excess (450) gets 429 rate-limited with
+// Retry-After at once and never reaches the upstream; A's 50 and all of B's
+// succeed; the refusals are counted by tenant and reason and logged in one
+// line, not 450; an MCP call of A at its limit is a tool error the model can
+// read.
+func TestTenantFloodingASlowUpstream(t *testing.T) {
+	fr := newFairRig(t, 2*time.Second, 50)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statusA := map[int]int{}
+	var badRefusal string
+	for range 500 {
+		wg.Go(func() {
+			st, body, h, err := fr.invoke(fr.keyA, "t.slow")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				statusA[-1]++
+				return
+			}
+			statusA[st]++
+			if st == 429 && (h.Get("Retry-After") == "" || !strings.Contains(body, `"code":"rate-limited"`) || !strings.Contains(body, `"reason":"tenant-limit"`)) {
+				badRefusal = body
+			}
+		})
+	}
+	// B, while A's 50 wait on the slow upstream.
+	waitUntil(t, func() bool { return fr.slowCalls.Load() >= 50 })
+	okB := 0
+	for range 100 {
+		if st, body, _, err := fr.invoke(fr.keyB, "t.fast"); err != nil || st != 200 {
+			t.Fatalf("tenant B: %d %v %s", st, err, body)
+		}
+		okB++
+	}
+	// MCP: A is at its limit.
+	mcpReq, _ := http.NewRequest("POST", fr.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t.fast","arguments":{}}}`))
+	mcpReq.Header.Set("Authorization", "Bearer "+fr.keyA)
+	mcpReq.Header.Set("Content-Type", "application/json")
+	mcpReq.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := fairClient.Do(mcpReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(mb), `"isError":true`) || !strings.Contains(string(mb), "rate-limited") {
+		t.Errorf("MCP call over the limit: %d %s", resp.StatusCode, mb)
+	}
+	wg.Wait()
+	if statusA[200] != 50 || statusA[429] != 450 || len(statusA) != 2 {
+		t.Errorf("tenant A: %v; want 50 × 200 and 450 × 429", statusA)
+	}
+	if badRefusal != "" {
+		t.Errorf("a 429 without Retry-After or its code: %s", badRefusal)
+	}
+	if n := fr.slowCalls.Load(); n != 50 {
+		t.Errorf("the slow upstream got %d calls; want 50 (refused calls send nothing)", n)
+	}
+	metrics := metricsText(t, fr.url)
+	if !strings.Contains(metrics, `httptools_refusals_total{reason="tenant-limit",tenant="tenant-a"} 451`) {
+		t.Errorf("refusals not counted by tenant and reason:\n%s", grep(metrics, "refusals"))
+	}
+	if !strings.Contains(metrics, `httptools_tenant_inflight_calls{tenant="tenant-a"} 0`) || !strings.Contains(metrics, "httptools_inflight_bytes 0") {
+		t.Errorf("in-flight gauges not back to 0:\n%s", grep(metrics, "inflight"))
+	}
+	if lines := strings.Count(fr.log.String(), `msg="refusing calls"`); lines != 1 {
+		t.Errorf("%d log lines for one burst of 451 refusals; want 1", lines)
+	}
+	t.Logf("A: %v; B: %d/100 ok", statusA, okB)
+}
+
+func waitUntil(t testing.TB, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 1000 && !cond(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !cond() {
+		t.Fatal("condition not reached in 10 s")
+	}
+}
+
+func grep(s, word string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, word) && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// BenchmarkFairness: the p99 of tenant B's calls of a fast tool, alone and
+// while tenant A keeps 500 concurrent calls against an upstream that
+// answers in 5 s (its limit 50, the rest refused with 429 and retried after
+// the second Retry-After asks for).
+//
+//	go test ./server -run XXX -bench Fairness -benchtime 1x
+func BenchmarkFairness(b *testing.B) {
+	p99 := func(fr *fairRig) time.Duration {
+		var d []time.Duration
+		for range 400 {
+			start := time.Now()
+			if st, body, _, err := fr.invoke(fr.keyB, "t.fast"); err != nil || st != 200 {
+				b.Fatalf("B: %d %v %s", st, err, body)
+			}
+			d = append(d, time.Since(start))
+		}
+		slices.Sort(d)
+		return d[len(d)*99/100]
+	}
+	for b.Loop() {
+		fr := newFairRig(b, 5*time.Second, 50)
+		alone := p99(fr)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 500 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if st, _, _, _ := fr.invoke(fr.keyA, "t.slow"); st == 429 {
+						time.Sleep(time.Second) // as Retry-After asks
+					}
+				}
+			})
+		}
+		waitUntil(b, func() bool { return fr.slowCalls.Load() >= 50 })
+		flooded := p99(fr)
+		close(stop)
+		b.ReportMetric(float64(alone.Microseconds())/1000, "ms-p99-B-alone")
+		b.ReportMetric(float64(flooded.Microseconds())/1000, "ms-p99-B-flooded")
+		b.ReportMetric(float64(flooded)/float64(alone), "ratio")
+		fmt.Fprintf(os.Stderr, "B p99 alone %v, with A flooding %v (%.2fx)\n", alone, flooded, float64(flooded)/float64(alone))
+		wg.Wait() // A's last calls end with their 5 s answers
+	}
+}
