@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -214,6 +216,7 @@ type call struct {
 	attempts int
 	gotConn  bool     // the current attempt obtained a connection
 	remote   net.Addr // of the last connection
+	ip       string   // remote, formatted
 	deadline time.Time
 	hasKey   bool // the request carries an Idempotency-Key
 }
@@ -224,8 +227,11 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
 	cl := &call{c: c, req: req}
 	resp, err := cl.do(ctx)
-	if resp != nil && cl.remote != nil {
-		resp.IP = cl.remote.String()
+	if cl.remote != nil {
+		cl.ip = addrString(cl.remote)
+	}
+	if resp != nil {
+		resp.IP = cl.ip
 	}
 	c.audit(ctx, cl, resp, err, time.Since(start))
 	return resp, err
@@ -326,6 +332,36 @@ func (c *Client) checkTarget(ctx context.Context, u *url.URL) error {
 	return nil
 }
 
+// addrStrings caches the text of upstream addresses: a call on a kept-alive
+// connection would otherwise format the same address (three allocations)
+// for its response and its audit record. Bounded: past the bound, addresses
+// are formatted each time.
+var addrStrings struct {
+	sync.Map // netip.AddrPort → string
+	n        atomic.Int64
+}
+
+const maxAddrStrings = 4096
+
+func addrString(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ap := ta.AddrPort()
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()) // 127.0.0.1, as TCPAddr.String says
+	if s, ok := addrStrings.Load(ap); ok {
+		return s.(string)
+	}
+	s := ap.String()
+	if addrStrings.n.Load() < maxAddrStrings {
+		if _, loaded := addrStrings.LoadOrStore(ap, s); !loaded {
+			addrStrings.n.Add(1)
+		}
+	}
+	return s
+}
+
 func canonicalAddr(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
@@ -376,24 +412,22 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if errors.As(err, &de) {
 		level = slog.LevelWarn
 	}
-	ctx = context.WithoutCancel(ctx)
+	// The record is written even when the call's context has ended: slog
+	// handlers take the context for its values, not to stop.
 	if !c.logger.Enabled(ctx, level) {
 		return
 	}
-	ip := ""
-	if cl.remote != nil {
-		ip = cl.remote.String()
-	}
 	sec := cl.req.Secrets
-	attrs := []slog.Attr{
+	attrs := make([]slog.Attr, 0, 11)
+	attrs = append(attrs,
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
 		slog.String("host", cl.hostname), // the template's literal host
-		slog.String("ip", ip),
+		slog.String("ip", cl.ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", d.Milliseconds()),
-	}
+	)
 	switch {
 	case de != nil:
 		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/body"
@@ -242,8 +243,11 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 // {name} needs a present, primitive value.
 func (h *Handler) expandURL(in []byte) (string, error) {
 	var bad error
+	// The values are copied into the URL as it is built; the view of the
+	// input does not outlive this call.
+	view := unsafe.String(unsafe.SliceData(in), len(in))
 	lookup := func(v *VarSpec) Value {
-		r := gjson.GetBytes(in, h.vars[v.Name])
+		r := gjson.Get(view, h.vars[v.Name])
 		if v.Operator == 0 {
 			switch {
 			case !r.Exists() || r.Type == gjson.Null:

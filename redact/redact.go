@@ -43,7 +43,8 @@ const (
 type Set struct {
 	mu      sync.RWMutex
 	secrets []string
-	needles []needle // built on first use after an Add
+	inline  [2]string // the first secrets' storage: most calls have one
+	needles []needle  // built on first use after an Add
 }
 
 type needle struct {
@@ -58,6 +59,9 @@ func (s *Set) Add(secrets ...string) {
 	defer s.mu.Unlock()
 	for _, v := range secrets {
 		if v != "" && !slices.Contains(s.secrets, v) {
+			if s.secrets == nil {
+				s.secrets = s.inline[:0]
+			}
 			s.secrets = append(s.secrets, v)
 			s.needles = nil
 		}

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -103,7 +104,7 @@ func simplePropOf(ps gjson.Result) (simpleProp, bool) {
 
 // valid reports whether raw, a valid JSON document, is certainly valid.
 func (s *simpleObject) valid(raw []byte) bool {
-	o := gjson.ParseBytes(raw)
+	o := gjson.Parse(unsafeString(raw)) // read here only, never kept
 	if !o.IsObject() {
 		return false
 	}
@@ -138,3 +139,7 @@ func (s *simpleObject) valid(raw []byte) bool {
 	})
 	return ok && seen&s.required == s.required
 }
+
+// unsafeString views b as a string without copying it, for a read that
+// ends before b can change (gjson's ParseBytes copies the whole input).
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
