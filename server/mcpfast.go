@@ -47,11 +47,12 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		return false
 	}
 	var id, method, params gjson.Result
-	ok := true
+	ok, version := true, false
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "jsonrpc":
 			ok = v.Type == gjson.String && v.Str == "2.0"
+			version = ok
 		case "id":
 			id = v
 		case "method":
@@ -63,7 +64,7 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		}
 		return ok
 	})
-	if !ok || method.Type != gjson.String || method.Str != "tools/call" || !params.IsObject() {
+	if !ok || !version || method.Type != gjson.String || method.Str != "tools/call" || !params.IsObject() {
 		return false
 	}
 	idJSON, ok := rpcID(id)

@@ -101,6 +101,7 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"arguments null", call("21", "t.echo", `null`), std, false},
 		{"meta", `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"},"_meta":{"progressToken":1}}}`, std, false},
 		{"extra member", `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"t.echo"},"x":1}`, std, false},
+		{"no version member", `{"id":24,"method":"tools/call","params":{"name":"t.echo"}}`, std, false},
 		{"wrong version tag", `{"jsonrpc":"1.0","id":24,"method":"tools/call","params":{"name":"t.echo"}}`, std, false},
 		{"batch", "[" + call("25", "t.echo", `{"id":"7"}`) + "]", std, false},
 		{"duplicate member", `{"jsonrpc":"2.0","id":26,"id":27,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"}}}`, std, false},
@@ -150,4 +151,51 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		})
 	}
 	r.srv.noFastPath.Store(false)
+}
+
+// FuzzMCPFastPath: for any body, the fast path either leaves the request to
+// the SDK or answers exactly what the SDK answers.
+func FuzzMCPFastPath(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"7"}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t.echo","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"t.secret"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t.echo","arguments":{"id":"\u0037"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"id":1,"method":"tools/call","params":{"name":"t.echo"}}`,
+	} {
+		f.Add(seed)
+	}
+	r := newRig(f)
+	h := r.srv.Handler()
+	send := func(body string) (int, string, any) {
+		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+r.keyA)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var v any
+		if json.Unmarshal(rec.Body.Bytes(), &v) != nil {
+			v = strings.TrimSpace(rec.Body.String())
+		}
+		return rec.Code, rec.Header().Get("Content-Type"), v
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		before := r.srv.fastCalls.Load()
+		r.srv.noFastPath.Store(false)
+		fs, fct, fv := send(body)
+		if r.srv.fastCalls.Load() == before {
+			return // the SDK answered both times
+		}
+		r.srv.noFastPath.Store(true)
+		ss, sct, sv := send(body)
+		r.srv.noFastPath.Store(false)
+		if fs != ss || fct != sct || !reflect.DeepEqual(fv, sv) {
+			fb, _ := json.Marshal(fv)
+			sb, _ := json.Marshal(sv)
+			t.Errorf("body %q\nfast: %d %s %s\nSDK:  %d %s %s", body, fs, fct, fb, ss, sct, sb)
+		}
+	})
 }

@@ -35,7 +35,7 @@ type rig struct {
 	keyA, keyB string
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	r := &rig{provider: toolstest.NewOAuthProvider()}
 	t.Cleanup(r.provider.Close)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
