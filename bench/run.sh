@@ -5,13 +5,17 @@
 # and with 1000 tools loaded — all in front of the same local upstream that
 # returns 1 KiB of JSON, under the same concurrent load — and the ratios
 # against issue 11's goals.
-#   bash bench/run.sh [concurrency] [seconds]
+#   bash bench/run.sh [concurrency] [seconds] [rounds]
+# Every row runs once per round, rounds back to back (so that a shared
+# machine's drift hits every row alike), and the table gives each row's
+# median req/s and p99 over the rounds, with their range.
 # Installs nginx from Debian's packages when it is missing. Everything listens
 # on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONC=${1:-32}
 SECS=${2:-10}
+ROUNDS=${3:-3}
 work=$(mktemp -d /tmp/httptools-bench.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true; rm -rf "$work"; }
@@ -85,30 +89,32 @@ run() { # name, then load's arguments
   "$work/load" "$@" -c "$CONC" -d 2s >/dev/null # warm-up
   echo "$name $("$work/load" "$@" -c "$CONC" -d "${SECS}s")"
 }
-echo "load: $CONC concurrent workers for ${SECS}s each, 1 KiB JSON upstream, 2 cores shared by everything; $(date -u +%F)"
-{
+echo "load: $CONC concurrent workers for ${SECS}s per row and round, $ROUNDS rounds, 1 KiB JSON upstream, 2 cores shared by everything; $(date -u +%F)"
+for round in $(seq "$ROUNDS"); do
   run nginx -url "http://127.0.0.1:$NGX/items/1"
-  echo "rss-nginx 0"
   run floor -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
-  echo "rss-floor $(rss "$FLOOR_PID")"
-  # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the REST row.
-  [ -n "${PPROF:-}" ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
+  # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the first REST row.
+  [ -n "${PPROF:-}" ] && [ "$round" = 1 ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
   run rest -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
   run mcp-1 -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}"
-  echo "rss-serve $(rss "$SVC_PID")"
   run mcp-1000 -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}"
-  echo "rss-many $(rss "$MANY_PID")"
   # Reload of 1000 tools under load: the same REST row with and without a
-  # SIGHUP every 250 ms (each reload loads and compiles the 1000 manifests).
+  # SIGHUP every 250 ms.
   run rest-1000 -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
   (while kill -0 "$MANY_PID" 2>/dev/null; do kill -HUP "$MANY_PID"; sleep 0.25; done) & hup=$!
   run rest-1000-reload -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
   kill "$hup" 2>/dev/null || true
+done > "$work/results"
+{
+  echo "rss-floor $(rss "$FLOOR_PID")"
+  echo "rss-serve $(rss "$SVC_PID")"
+  echo "rss-many $(rss "$MANY_PID")"
+  sleep 0.3
   echo "reloads $(grep -c '"msg":"reloaded"' "$work/many.log" || true)"
-} > "$work/results"
+} >> "$work/results"
 python3 - "$work/results" <<'PY'
-import json, sys
-r, rss, reloads = {}, {}, 0
+import json, statistics, sys
+runs, rss, reloads = {}, {}, 0
 for line in open(sys.argv[1]):
     name, rest = line.split(" ", 1)
     if name == "reloads":
@@ -116,21 +122,29 @@ for line in open(sys.argv[1]):
     elif name.startswith("rss-"):
         rss[name[4:]] = int(rest) / 1024
     else:
-        r[name] = json.loads(rest)
+        runs.setdefault(name, []).append(json.loads(rest))
+med = {k: {m: statistics.median(x[m] for x in v) for m in ("rps", "p50_ms", "p99_ms")} | {"errors": sum(x["errors"] for x in v)} for k, v in runs.items()}
 mem = {"nginx": None, "floor": rss["floor"], "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
-print(f"| path | req/s | p50 ms | p99 ms | RSS MiB | errors |")
-print(f"|---|---|---|---|---|---|")
-labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool", "mcp-1000": "httptools MCP tools/call, 1000 tools",
-          "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
+labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool",
+          "mcp-1000": "httptools MCP tools/call, 1000 tools", "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
+print("| path | req/s (median) | req/s range | p50 ms | p99 ms (median) | p99 range | RSS MiB | errors |")
+print("|---|---|---|---|---|---|---|---|")
 for k in ("nginx", "floor", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
-    x = r[k]; m = mem[k]
-    print(f"| {labels[k]} | {x['rps']:.0f} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
+    x, m, v = med[k], mem[k], runs[k]
+    rr = f"{min(y['rps'] for y in v):.0f}–{max(y['rps'] for y in v):.0f}"
+    pr = f"{min(y['p99_ms'] for y in v):.2f}–{max(y['p99_ms'] for y in v):.2f}"
+    print(f"| {labels[k]} | {x['rps']:.0f} | {rr} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {pr} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
 def ratio(a, b, what):
-    return r[a][what] / r[b][what]
+    return med[a][what] / med[b][what]
+def pairs(a, b, what):
+    # the ratio within each round: the two rows ran back to back
+    return sorted(x[what] / y[what] for x, y in zip(runs[a], runs[b]))
+def fmt(v):
+    return ", ".join(f"{x:.2f}" for x in v)
 print()
-print(f"REST / Go floor: req/s {ratio('rest','floor','rps'):.2f} (goal >= 0.9), p99 {ratio('rest','floor','p99_ms'):.2f} (goal <= 1.2)")
-print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5)")
-print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9)")
-print(f"REST during reloads / without ({reloads} reloads): p99 {ratio('rest-1000-reload','rest-1000','p99_ms'):.2f} (goal <= 1.5), req/s {ratio('rest-1000-reload','rest-1000','rps'):.2f}")
+print(f"REST / Go floor: req/s {ratio('rest','floor','rps'):.2f} (goal >= 0.9; per round {fmt(pairs('rest','floor','rps'))}), p99 {ratio('rest','floor','p99_ms'):.2f} (goal <= 1.2; per round {fmt(pairs('rest','floor','p99_ms'))})")
+print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8; per round {fmt(pairs('mcp-1','rest','rps'))}), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('mcp-1','rest','p99_ms'))})")
+print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9; per round {fmt(pairs('mcp-1000','mcp-1','rps'))})")
+print(f"REST during reloads / without ({reloads} reloads): p99 {ratio('rest-1000-reload','rest-1000','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('rest-1000-reload','rest-1000','p99_ms'))}), req/s {ratio('rest-1000-reload','rest-1000','rps'):.2f}")
 print(f"REST / nginx: req/s {ratio('rest','nginx','rps'):.2f}, p99 {ratio('rest','nginx','p99_ms'):.2f}")
 PY
