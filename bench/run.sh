@@ -47,6 +47,10 @@ JSON
 SVC_PID=$!
 "$work/floor" -addr "127.0.0.1:$FLOOR" -upstream "http://127.0.0.1:$UP" & pids+=($!)
 FLOOR_PID=$!
+# The floor again with serve's garbage-collector setting (GOGC=400), so the
+# ratio can be read both ways.
+FLOOR4=$(free_port)
+GOGC=400 "$work/floor" -addr "127.0.0.1:$FLOOR4" -upstream "http://127.0.0.1:$UP" & pids+=($!)
 # The same tool among 999 others.
 mkdir -p "$work/many"
 cp "$work/tools/get.json" "$work/many/"
@@ -93,6 +97,7 @@ echo "load: $CONC concurrent workers for ${SECS}s per row and round, $ROUNDS rou
 for round in $(seq "$ROUNDS"); do
   run nginx -url "http://127.0.0.1:$NGX/items/1"
   run floor -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
+  run floor-gogc400 -url "http://127.0.0.1:$FLOOR4/invoke" -method POST -body "$INVOKE"
   # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the first REST row.
   [ -n "${PPROF:-}" ] && [ "$round" = 1 ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
   run rest -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
@@ -124,12 +129,12 @@ for line in open(sys.argv[1]):
     else:
         runs.setdefault(name, []).append(json.loads(rest))
 med = {k: {m: statistics.median(x[m] for x in v) for m in ("rps", "p50_ms", "p99_ms")} | {"errors": sum(x["errors"] for x in v)} for k, v in runs.items()}
-mem = {"nginx": None, "floor": rss["floor"], "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
-labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool",
+mem = {"nginx": None, "floor": rss["floor"], "floor-gogc400": None, "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
+labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "floor-gogc400": "Go floor, GOGC=400 (serve's default)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool",
           "mcp-1000": "httptools MCP tools/call, 1000 tools", "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
 print("| path | req/s (median) | req/s range | p50 ms | p99 ms (median) | p99 range | RSS MiB | errors |")
 print("|---|---|---|---|---|---|---|---|")
-for k in ("nginx", "floor", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
+for k in ("nginx", "floor", "floor-gogc400", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
     x, m, v = med[k], mem[k], runs[k]
     rr = f"{min(y['rps'] for y in v):.0f}–{max(y['rps'] for y in v):.0f}"
     pr = f"{min(y['p99_ms'] for y in v):.2f}–{max(y['p99_ms'] for y in v):.2f}"
@@ -143,6 +148,7 @@ def fmt(v):
     return ", ".join(f"{x:.2f}" for x in v)
 print()
 print(f"REST / Go floor: req/s {ratio('rest','floor','rps'):.2f} (goal >= 0.9; per round {fmt(pairs('rest','floor','rps'))}), p99 {ratio('rest','floor','p99_ms'):.2f} (goal <= 1.2; per round {fmt(pairs('rest','floor','p99_ms'))})")
+print(f"REST / Go floor at GOGC=400: req/s {ratio('rest','floor-gogc400','rps'):.2f} (per round {fmt(pairs('rest','floor-gogc400','rps'))}), p99 {ratio('rest','floor-gogc400','p99_ms'):.2f}")
 print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8; per round {fmt(pairs('mcp-1','rest','rps'))}), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('mcp-1','rest','p99_ms'))})")
 print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9; per round {fmt(pairs('mcp-1000','mcp-1','rps'))})")
 print(f"REST during reloads / without ({reloads} reloads): p99 {ratio('rest-1000-reload','rest-1000','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('rest-1000-reload','rest-1000','p99_ms'))}), req/s {ratio('rest-1000-reload','rest-1000','rps'):.2f}")

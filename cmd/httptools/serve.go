@@ -116,6 +116,11 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		// The garbage collector works to the budget too: the heap stays
 		// near what calls hold instead of doubling it before each cycle.
 		debug.SetMemoryLimit(mem.Size() + memLimitMargin)
+		if os.Getenv("GOGC") == "" {
+			// With that limit in place, a service whose live heap is a
+			// few MiB need not collect every few MiB allocated.
+			debug.SetGCPercent(serveGCPercent)
+		}
 	}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
@@ -423,6 +428,9 @@ func stateDB() (string, error) {
 	}
 	return "sqlite:" + filepath.Join(dir, "httptools.db"), nil
 }
+
+// serveGCPercent is serve's GOGC when neither GOGC nor GOMEMLIMIT is set.
+const serveGCPercent = 400
 
 // memLimitMargin is the heap beyond the memory budget that serve lets the
 // Go runtime use before it collects harder (GOMEMLIMIT overrides it).
