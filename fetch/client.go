@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -196,6 +197,12 @@ type Request struct {
 	SuccessMin, SuccessMax int
 	// Tool and Tenant label the audit record.
 	Tool, Tenant string
+	// Stream, when set, takes a body whose status is in the success range
+	// instead of Do reading it: body is capped at MaxBody (past it a read
+	// fails with ErrTooLarge) and a body that breaks off fails with a
+	// *TruncatedError. What Stream returns is Do's error; the response's
+	// Body is then nil and Streamed true. Other statuses are read as usual.
+	Stream func(status int, body io.Reader) error
 }
 
 // Response is a fully read response.
@@ -205,6 +212,7 @@ type Response struct {
 	Body     []byte
 	Attempts int
 	IP       string // the address of the last connection, for the audit
+	Streamed bool   // the body went to Request.Stream
 }
 
 // call is the state of one Do.
@@ -276,6 +284,13 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		limit = DefaultMaxBodyBytes
 	}
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
+	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
+		if resp.ContentLength > limit {
+			return out, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)
+		}
+		out.Streamed = true
+		return out, req.Stream(resp.StatusCode, &cappedReader{r: resp.Body, left: limit, limit: limit, want: resp.ContentLength})
+	}
 	hold := budget.FromContext(ctx)
 	if hold == nil && c.cfg.Budget != nil {
 		hold = c.cfg.Budget.Hold()

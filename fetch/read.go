@@ -158,3 +158,30 @@ func (e *TruncatedError) Error() string {
 
 // Unwrap returns the read error.
 func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// cappedReader is a streamed body: at most limit bytes (then ErrTooLarge),
+// and a break before the end a *TruncatedError.
+type cappedReader struct {
+	r           io.Reader
+	left, limit int64
+	got, want   int64 // bytes so far; the announced length or -1
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.got += int64(n)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return 0, fmt.Errorf("%w: more than the %d-byte cap", ErrTooLarge, c.limit)
+	}
+	switch {
+	case err == io.EOF && c.want >= 0 && c.got < c.want:
+		return n, &TruncatedError{Got: c.got, Want: c.want}
+	case err != nil && err != io.EOF && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		return n, &TruncatedError{Got: c.got, Want: c.want, Err: err}
+	}
+	return n, err
+}

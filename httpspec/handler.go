@@ -1,11 +1,13 @@
 package httpspec
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -421,14 +423,22 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		return nil, err
 	}
 	tenant := call.Context.Tenant()
-	resp, err := h.send(cctx, req, tenant)
+	var stream func(int, io.Reader) error
+	var small []byte // an answer that fit in the first read: not streamed
+	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.Spec.Parse() && call.Tool.StreamsOutput() {
+		stream = func(status int, body io.Reader) (err error) {
+			small, err = streamJSON(cctx, sink, status, body)
+			return err
+		}
+	}
+	resp, err := h.send(cctx, req, tenant, stream)
 	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.prepare(cctx, call, req.credential); err != nil {
 			return nil, err
 		}
-		resp, err = h.send(cctx, req, tenant)
+		resp, err = h.send(cctx, req, tenant, stream)
 		if resp != nil {
 			resp.Attempts += attempts
 		}
@@ -436,10 +446,78 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if err != nil {
 		return nil, h.fetchError(ctx, cctx, req, err)
 	}
+	if resp.Streamed {
+		if small == nil {
+			return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Checked: true, Streamed: true}, nil
+		}
+		resp.Body, resp.Streamed = small, false
+	}
 	return h.output(req, resp)
 }
 
-func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.Response, error) {
+// streamJSON passes an answer to the call's sink as it arrives, checking it
+// as the buffered path does (one value, unique names, the depth and number
+// limits). An answer that ends within the first streamBlock bytes is not
+// streamed: it is returned whole, for the usual path (and its usual errors).
+// A bigger one found broken after the sink has begun is an error: the
+// sink's owner cuts its response off.
+func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.Reader) ([]byte, error) {
+	// What the check holds (the read buffer; a long string whole) is drawn
+	// on the call's memory budget as it grows, waiting briefly once the
+	// call holds part of its answer (see fetch's readCapped).
+	hold := budget.FromContext(ctx)
+	if err := hold.Take(ctx, 2*streamBlock); err != nil {
+		return nil, err
+	}
+	grow := func(n int64) error {
+		gctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		return hold.Take(gctx, n)
+	}
+	br := bufio.NewReaderSize(body, streamBlock)
+	first, err := br.Peek(streamBlock)
+	if err == io.EOF || err == bufio.ErrBufferFull && len(first) < streamBlock {
+		return bytes.Clone(first), nil
+	}
+	if err != nil && err != bufio.ErrBufferFull {
+		return nil, err
+	}
+	w := &errWriter{w: sink.Begin(status)}
+	err = jsoncheck.CheckReader(io.TeeReader(br, w), jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true, Grow: grow})
+	if w.err != nil {
+		return nil, fmt.Errorf("writing the answer on: %w", w.err)
+	}
+	var je *jsoncheck.Error
+	if errors.As(err, &je) {
+		msg := "the response is not valid JSON (it was being streamed, and was cut off): set parseJson: false to get it as text"
+		if je.Kind != jsoncheck.Syntax {
+			msg = "the response " + je.Error() + " (it was being streamed, and was cut off)"
+		}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: msg}
+	}
+	return nil, err
+}
+
+// streamBlock is the first read of an answer that may stream: one that ends
+// within it is handled whole.
+const streamBlock = 32 << 10
+
+// errWriter keeps a write error (a client gone) apart from the answer's.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (h *Handler) send(ctx context.Context, r *Request, tenant string, stream func(int, io.Reader) error) (*fetch.Response, error) {
 	rng := h.Spec.Success()
 	return h.client.Do(ctx, &fetch.Request{
 		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
@@ -448,6 +526,7 @@ func (h *Handler) send(ctx context.Context, r *Request, tenant string) (*fetch.R
 		MaxBody:    h.maxBody,
 		SuccessMin: rng.Min, SuccessMax: rng.Max,
 		Tool: h.toolID, Tenant: tenant,
+		Stream: stream,
 	})
 }
 
@@ -455,7 +534,10 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
+	var own *synth.Error
 	switch {
+	case errors.As(err, &own):
+		return own // a streamed answer found broken
 	case errors.As(err, &over):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
 			Message: "the service is at its memory budget and could not hold this answer in time: try again shortly (" + over.Error() + ")"}

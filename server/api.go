@@ -176,7 +176,21 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		forbidden(w, refused)
 		return
 	}
-	res, err := s.call(r.Context(), tool, tenantOf(r.Context()), req.Context, req.Input)
+	// An output that needs no whole-value check streams to the client as
+	// it arrives (synth.OutputSink): a big answer is not held.
+	sink := &restSink{w: w}
+	ctx := synth.WithOutputSink(r.Context(), sink)
+	res, err := s.call(ctx, tool, tenantOf(r.Context()), req.Context, req.Input)
+	if sink.started {
+		if err != nil {
+			// The 200 and part of the output are out: cut the response
+			// off, so that no client takes a broken value for an answer.
+			s.cfg.Logger.Warn("a streamed answer broke off; the response was cut", "tool", tool.ID(), "tenant", tenantOf(r.Context()), "error", err.Error())
+			panic(http.ErrAbortHandler)
+		}
+		w.Write(metaJSON(res))
+		return
+	}
 	if err != nil {
 		var e *synth.Error
 		if !errors.As(err, &e) {
@@ -198,8 +212,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// The output goes out as it is, in its own write: a big answer is not
 	// copied again to be sent.
 	const head = `{"output":`
-	tail := fmt.Appendf(make([]byte, 0, 96), `,"meta":{"status":%d,"attempts":%d,"durationMs":%d,"outsideData":%t}}`+"\n",
-		res.Status, res.Attempts, res.Duration.Milliseconds(), res.OutsideData)
+	tail := metaJSON(res)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(head)+len(res.Output)+len(tail)))
@@ -440,4 +453,26 @@ func mayManage(k *connections.APIKey, owner string) string {
 		return "a person key manages its own connections only"
 	}
 	return ""
+}
+
+// metaJSON is the end of a successful invoke's body: the meta member and
+// the closing brace.
+func metaJSON(res *synth.Result) []byte {
+	return fmt.Appendf(make([]byte, 0, 96), `,"meta":{"status":%d,"attempts":%d,"durationMs":%d,"outsideData":%t}}`+"\n",
+		res.Status, res.Attempts, res.Duration.Milliseconds(), res.OutsideData)
+}
+
+// restSink streams an invoke's output: Begin sends the 200 and the head of
+// the body; the handler writes the output; invoke writes the meta.
+type restSink struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (s *restSink) Begin(int) io.Writer {
+	s.started = true
+	s.w.Header().Set("Content-Type", "application/json")
+	s.w.WriteHeader(http.StatusOK)
+	io.WriteString(s.w, `{"output":`)
+	return s.w
 }

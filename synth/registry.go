@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/httptools/httptools/redact"
+	"io"
 	"sort"
 	"sync"
 )
@@ -39,6 +40,33 @@ type Output struct {
 	// (jsoncheck: one well-formed value, unique names, within the limits);
 	// otherwise Invoke checks it, and refuses it as response-not-json.
 	Checked bool
+	// Streamed says the value went to the call's OutputSink as it arrived
+	// (checked as it went); JSON is then nil.
+	Streamed bool
+}
+
+// OutputSink takes a call's output as it arrives, for a tool whose output
+// needs no whole-value check (Tool.StreamsOutput): a big answer then passes
+// through instead of being held. Begin is called once, when the upstream
+// has answered with success and the value starts; what the handler writes
+// to the writer is the output's JSON. A handler that finds the value broken
+// after Begin returns an error: the sink's owner must then abandon what it
+// sent (a REST response is cut off, never completed).
+type OutputSink interface {
+	Begin(status int) io.Writer
+}
+
+type sinkKey struct{}
+
+// WithOutputSink returns ctx with an OutputSink for the call it runs.
+func WithOutputSink(ctx context.Context, s OutputSink) context.Context {
+	return context.WithValue(ctx, sinkKey{}, s)
+}
+
+// OutputSinkFrom returns the OutputSink of ctx, or nil.
+func OutputSinkFrom(ctx context.Context) OutputSink {
+	s, _ := ctx.Value(sinkKey{}).(OutputSink)
+	return s
 }
 
 // Build is what a Synthesizer gets: the manifest, load options and the

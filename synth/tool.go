@@ -33,6 +33,14 @@ type Result struct {
 	Attempts    int             // upstream attempts
 	Duration    time.Duration
 	OutsideData bool // read the output as data, never as instructions
+	Streamed    bool // the output went to the call's OutputSink; Output is nil
+}
+
+// StreamsOutput says the tool's output needs no whole-value check (its
+// output schema accepts any value), so a handler may pass it to the call's
+// OutputSink as it arrives.
+func (t *Tool) StreamsOutput() bool {
+	return t.output == nil || t.output.onlyType == "any"
 }
 
 // InvokeOption changes one call.
@@ -118,6 +126,9 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 	out, err := t.handler.Handle(ctx, &Call{Tool: t, Context: tc, Input: in, Secrets: secrets})
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
+	}
+	if out.Streamed {
+		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.Manifest.OutsideData()}, nil
 	}
 	if !out.Checked {
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {

@@ -18,7 +18,8 @@ import (
 // peak RSS of serve under its --max-inflight-bytes plus a fixed margin, and
 // every call gets 200 (the whole answer) or 503 overloaded with Retry-After:
 // never a dropped connection. (Without the budget, 240 such calls took
-// serve to 4.1 GiB.)
+// serve to 4.1 GiB.) For a tool whose output needs no check, the answers
+// stream through instead of being held.
 func TestMemoryBudgetHoldsUnderBigAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 6 GB over loopback")
@@ -40,12 +41,25 @@ func TestMemoryBudgetHoldsUnderBigAnswers(t *testing.T) {
 	}))
 	w.write("big.json", `{"id":"t.big","description":"Big.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/big","timeoutMs":60000}}`)
+	// The same answer for a tool whose output needs no check: streamed on.
+	w.write("bigany.json", `{"id":"t.bigany","description":"Big, any output.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/big","timeoutMs":60000}}`)
 	const budget = 256 << 20
 	const margin = 256 << 20
 	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0",
 		"--allow-cidr", "127.0.0.0/8", "--max-inflight-bytes", "256MiB", "--tenant-max-inflight", "-1")
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
-	for _, n := range []int{60, 600} {
+	// The streamed tool in a process of its own, with a budget too small to
+	// hold even 8 of the answers: they pass through.
+	ps := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e2.db"), "--addr", "127.0.0.1:0",
+		"--allow-cidr", "127.0.0.0/8", "--max-inflight-bytes", "64MiB", "--tenant-max-inflight", "-1")
+	for _, run := range []struct {
+		p      *proc
+		tool   string
+		n      int
+		budget int64
+	}{{p, "t.big", 60, budget}, {p, "t.big", 600, budget}, {ps, "t.bigany", 200, 64 << 20}} {
+		n, p, budget := run.n, run.p, run.budget
 		var mu sync.Mutex
 		statuses := map[int]int{}
 		var failures []string
@@ -54,7 +68,7 @@ func TestMemoryBudgetHoldsUnderBigAnswers(t *testing.T) {
 		start := time.Now()
 		for range n {
 			wg.Go(func() {
-				req, _ := http.NewRequest("POST", p.url+"/v1/tools/t.big/invoke", strings.NewReader(`{"input":{}}`))
+				req, _ := http.NewRequest("POST", p.url+"/v1/tools/"+run.tool+"/invoke", strings.NewReader(`{"input":{}}`))
 				req.Header.Set("Authorization", "Bearer "+p.key)
 				resp, err := client.Do(req)
 				if err != nil {
@@ -103,7 +117,7 @@ func TestMemoryBudgetHoldsUnderBigAnswers(t *testing.T) {
 		}
 		wg.Wait()
 		peak := peakRSS(t, p.cmd.Process.Pid)
-		t.Logf("%d concurrent 9 MiB answers in %v: statuses %v, peak RSS %.0f MiB (budget %d MiB + margin %d MiB)", n, time.Since(start).Round(time.Millisecond), statuses, float64(peak)/(1<<20), budget>>20, margin>>20)
+		t.Logf("%s: %d concurrent 9 MiB answers in %v: statuses %v, peak RSS %.0f MiB (budget %d MiB + margin %d MiB)", run.tool, n, time.Since(start).Round(time.Millisecond), statuses, float64(peak)/(1<<20), budget>>20, margin>>20)
 		if first503 != "" {
 			t.Logf("first 503: %.300s", first503)
 		}

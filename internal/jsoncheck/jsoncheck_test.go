@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestCheck(t *testing.T) {
@@ -163,4 +164,19 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzCheckReaderAgrees: checking a value as it is read gives the verdict
+// of checking it whole, in small reads too.
+func FuzzCheckReaderAgrees(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1,[2,[3]]]`, `{"a":1,"a":2}`, `"\u0000"`, `[`, `{"a":"\"}"}`, `1 2`, `{"\u00e9":1,"é":2}`, `1e999`, ` [] `, `[[[[[]]]]]`, ``, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		whole := CheckWith(b, 4, Options{AllowInvalidUTF8: true})
+		streamed := CheckReader(iotest.OneByteReader(bytes.NewReader(b)), 4, Options{AllowInvalidUTF8: true})
+		if (whole == nil) != (streamed == nil) {
+			t.Fatalf("%q: whole %v, streamed %v", b, whole, streamed)
+		}
+	})
 }
