@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,9 +36,15 @@ type fairRig struct {
 	release    chan struct{}
 }
 
-func newFairRig(t testing.TB, slow time.Duration, limitA int) *fairRig {
+func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64) *fairRig {
 	fr := &fairRig{log: &syncBuffer{}, release: make(chan struct{})}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(bigAnswer)))
+			w.Write(bigAnswer)
+			return
+		}
 		if r.URL.Path == "/slow" {
 			fr.slowCalls.Add(1)
 			select {
@@ -51,7 +58,7 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int) *fairRig {
 	t.Cleanup(up.Close)
 	t.Cleanup(func() { close(fr.release) })
 	dir := t.TempDir()
-	for _, name := range []string{"slow", "fast"} {
+	for _, name := range []string{"slow", "fast", "big"} {
 		os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"id":"t.`+name+`","description":"`+name+`.","version":"1.0.0","mutating":false,
 			"input":{"type":"object"},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/`+name+`","timeoutMs":60000}}`), 0o644)
@@ -63,7 +70,7 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int) *fairRig {
 	}
 	t.Cleanup(func() { store.Close() })
 	logger := slog.New(slog.NewTextHandler(fr.log, nil))
-	mem := budget.New(64 << 20)
+	mem := budget.New(budgetBytes)
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -81,6 +88,9 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int) *fairRig {
 	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
 	return fr
 }
+
+// bigAnswer is 2 MiB of JSON: more than a 1 MiB budget can hold.
+var bigAnswer = []byte(`{"pad":"` + strings.Repeat("x", 2<<20) + `"}`)
 
 var fairClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
 
@@ -104,7 +114,7 @@ func (fr *fairRig) invoke(key, tool string) (int, string, http.Header, error) {
 // line, not 450; an MCP call of A at its limit is a tool error the model can
 // read.
 func TestTenantFloodingASlowUpstream(t *testing.T) {
-	fr := newFairRig(t, 2*time.Second, 50)
+	fr := newFairRig(t, 2*time.Second, 50, 64<<20)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statusA := map[int]int{}
@@ -210,7 +220,7 @@ func BenchmarkFairness(b *testing.B) {
 		return d[len(d)*99/100]
 	}
 	for b.Loop() {
-		fr := newFairRig(b, 5*time.Second, 50)
+		fr := newFairRig(b, 5*time.Second, 50, 64<<20)
 		alone := p99(fr)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -236,5 +246,36 @@ func BenchmarkFairness(b *testing.B) {
 		b.ReportMetric(float64(flooded)/float64(alone), "ratio")
 		fmt.Fprintf(os.Stderr, "B p99 alone %v, with A flooding %v (%.2fx)\n", alone, flooded, float64(flooded)/float64(alone))
 		wg.Wait() // A's last calls end with their 5 s answers
+	}
+}
+
+// TestOverBudgetIsATypedRefusal: an answer the memory budget cannot hold is
+// 503 overloaded with Retry-After over REST and a tool error the model can
+// read over MCP, counted by tenant and reason; the budget is whole after.
+func TestOverBudgetIsATypedRefusal(t *testing.T) {
+	fr := newFairRig(t, time.Millisecond, 50, 1<<20)
+	st, body, h, err := fr.invoke(fr.keyB, "t.big")
+	if err != nil || st != 503 || h.Get("Retry-After") == "" || !strings.Contains(body, `"reason":"overloaded"`) {
+		t.Fatalf("REST over the budget: %d %v %.300s", st, err, body)
+	}
+	req, _ := http.NewRequest("POST", fr.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t.big","arguments":{}}}`))
+	req.Header.Set("Authorization", "Bearer "+fr.keyB)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := fairClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(mb), `"isError":true`) || !strings.Contains(string(mb), "memory budget") {
+		t.Errorf("MCP over the budget: %d %s", resp.StatusCode, mb)
+	}
+	m := metricsText(t, fr.url)
+	if !strings.Contains(m, `httptools_refusals_total{reason="memory-budget",tenant="tenant-b"} 2`) || !strings.Contains(m, "httptools_inflight_bytes 0") {
+		t.Errorf("metrics:\n%s", grep(m, "refusals")+"\n"+grep(m, "inflight_bytes"))
+	}
+	if st, _, _, _ := fr.invoke(fr.keyB, "t.fast"); st != 200 {
+		t.Errorf("a small call after: %d", st)
 	}
 }

@@ -174,7 +174,10 @@ func (s *Server) Handler() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
 		hold := s.cfg.Budget.Hold()
 		defer hold.Release()
-		if r.Method == http.MethodPost {
+		// A small body (most tools/call requests) is not drawn: refusing it
+		// here would be an HTTP error, where the model must see a tool error
+		// (which the call's own draws give, inside it).
+		if r.Method == http.MethodPost && (r.ContentLength < 0 || r.ContentLength > mcpUndrawnBody) {
 			if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
 				err.(*refusal).write(w)
 				return
@@ -202,6 +205,10 @@ func (s *Server) Handler() http.Handler {
 	})
 	return mux
 }
+
+// mcpUndrawnBody is the largest MCP request body not drawn on the memory
+// budget.
+const mcpUndrawnBody = 64 << 10
 
 // readyzTimeout bounds the readiness check: a frozen store makes /readyz
 // answer 503 in under a second, not hang with it.
