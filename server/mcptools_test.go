@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,36 @@ func TestMCPServerSharedAcrossTenants(t *testing.T) {
 	}
 	if r.srv.Tools().mcp != nil {
 		t.Error("a reloaded tool set starts without a server; it is built on first use")
+	}
+}
+
+// TestToolsListPaginates: past the SDK's page size (1000), tools/list
+// answers in pages with a cursor, and a client walking them sees every tool.
+func TestToolsListPaginates(t *testing.T) {
+	r := newRig(t)
+	dir := r.srv.cfg.ToolsDir
+	up := strings.TrimSuffix(gjsonURL(t, r), "/")
+	for i := range 1001 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("gen%04d.json", i)), []byte(fmt.Sprintf(`{"id":"gen.tool-%04d","description":"Generated.","version":"1.0.0","mutating":false,
+			"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"%s/items/x"}}`, i, up)), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	total := len(r.srv.Tools().IDs())
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	first, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(first.Tools) != 1000 || first.NextCursor == "" {
+		t.Fatalf("first page: %d tools, cursor %q, %v", len(first.Tools), first.NextCursor, err)
+	}
+	seen := 0
+	for _, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+	}
+	if seen != total {
+		t.Errorf("walked %d tools of %d", seen, total)
 	}
 }
