@@ -139,11 +139,18 @@ var ErrOver = errors.New("over the memory budget")
 // OverError is a draw the budget could not grant.
 type OverError struct {
 	Need  int64 // bytes asked for
-	Size  int64 // the whole budget
+	Size  int64 // the whole budget, or the party's share (Share)
 	Cause error // the context's error when the wait ended, nil when Need exceeds Size
+	Share bool  // the draw would pass the party's share
 }
 
 func (e *OverError) Error() string {
+	if e.Share {
+		if e.Cause == nil {
+			return fmt.Sprintf("%d bytes would not fit in this tenant's whole %d-byte share of the memory budget", e.Need, e.Size)
+		}
+		return fmt.Sprintf("this tenant's %d-byte share of the memory budget had no room for %d more bytes before the call's deadline", e.Size, e.Need)
+	}
 	if e.Cause == nil {
 		return fmt.Sprintf("%d bytes would not fit in the whole %d-byte memory budget", e.Need, e.Size)
 	}
@@ -155,9 +162,10 @@ func (e *OverError) Is(target error) bool { return target == ErrOver }
 
 // Hold is what one call has drawn. It is safe for concurrent use.
 type Hold struct {
-	b  *Budget
-	mu sync.Mutex
-	n  int64
+	b     *Budget
+	share *Budget
+	mu    sync.Mutex
+	n     int64
 }
 
 // Hold starts a call's account. A nil Budget gives a nil Hold, on which
@@ -167,6 +175,17 @@ func (b *Budget) Hold() *Hold {
 		return nil
 	}
 	return &Hold{b: b}
+}
+
+// HoldFor starts a call's account that also draws on share: a Budget of
+// its own bounding what one party (a tenant) holds together, so that one
+// party cannot take the whole budget. A draw waits for room in both, the
+// share first. A nil share is none.
+func (b *Budget) HoldFor(share *Budget) *Hold {
+	if b == nil {
+		return nil
+	}
+	return &Hold{b: b, share: share}
 }
 
 // Take draws n more bytes, waiting while the budget is spent until ctx ends.
@@ -180,7 +199,20 @@ func (h *Hold) Take(ctx context.Context, n int64) error {
 	h.mu.Lock()
 	growing := h.n > 0
 	h.mu.Unlock()
+	if s := h.share; s != nil {
+		if n > s.size {
+			return &OverError{Need: n, Size: s.size, Share: true}
+		}
+		if err := s.acquire(ctx, n, growing); err != nil {
+			return &OverError{Need: n, Size: s.size, Cause: err, Share: true}
+		}
+		s.inUse.Add(n)
+	}
 	if err := h.b.acquire(ctx, n, growing); err != nil {
+		if s := h.share; s != nil {
+			s.inUse.Add(-n)
+			s.release(n)
+		}
 		return &OverError{Need: n, Size: h.b.size, Cause: err}
 	}
 	h.b.inUse.Add(n)
@@ -210,10 +242,7 @@ func (h *Hold) Return(n int64) {
 	n = min(n, h.n)
 	h.n -= n
 	h.mu.Unlock()
-	if n > 0 {
-		h.b.inUse.Add(-n)
-		h.b.release(n)
-	}
+	h.giveBack(n)
 }
 
 // Release gives back everything drawn. It may be called more than once.
@@ -225,10 +254,19 @@ func (h *Hold) Release() {
 	n := h.n
 	h.n = 0
 	h.mu.Unlock()
-	if n > 0 {
-		h.b.inUse.Add(-n)
-		h.b.release(n)
+	h.giveBack(n)
+}
+
+func (h *Hold) giveBack(n int64) {
+	if n <= 0 {
+		return
 	}
+	if s := h.share; s != nil {
+		s.inUse.Add(-n)
+		s.release(n)
+	}
+	h.b.inUse.Add(-n)
+	h.b.release(n)
 }
 
 type holdKey struct{}

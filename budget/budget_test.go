@@ -132,3 +132,36 @@ func TestTakeGivesUpWithTheContext(t *testing.T) {
 		t.Error("no default size")
 	}
 }
+
+// TestShareBoundsOneParty: one party's holds never draw past its share —
+// the excess waits for the party's own calls — while another party still
+// gets the rest at once.
+func TestShareBoundsOneParty(t *testing.T) {
+	b := New(1000)
+	a, other := New(400), New(400)
+	h1, h2 := b.HoldFor(a), b.HoldFor(a)
+	if err := h1.Take(context.Background(), 300); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	err := h2.Take(ctx, 200)
+	var oe *OverError
+	if !errors.As(err, &oe) || !oe.Share {
+		t.Fatalf("past the share: %v", err)
+	}
+	if err := b.HoldFor(other).Take(context.Background(), 400); err != nil {
+		t.Fatalf("the other party: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h2.Take(context.Background(), 200) }()
+	time.Sleep(10 * time.Millisecond)
+	h1.Release()
+	if err := <-done; err != nil {
+		t.Errorf("after the party's own release: %v", err)
+	}
+	h2.Release()
+	if a.InUse() != 0 {
+		t.Errorf("share still holds %d", a.InUse())
+	}
+}

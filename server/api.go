@@ -153,7 +153,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	hold := s.cfg.Budget.Hold()
+	hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
 	defer hold.Release()
 	if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
 		err.(*refusal).write(w)

@@ -18,6 +18,8 @@ import (
 //   - the process's memory budget (Config.Budget) for request bodies,
 //     upstream answers and the responses built from them: a call waits for
 //     its bytes within its deadline, else 503 overloaded with Retry-After;
+//     one tenant's calls together hold at most Config.TenantMaxBytes of it
+//     (half by default): past that they wait for the tenant's own calls;
 //   - per-upstream-host connections (fetch.Config.MaxConnsPerHost).
 // Refusals are counted in /metrics by tenant and reason and logged once per
 // burst (per tenant and reason, at most every refusalLogEvery).
@@ -165,4 +167,16 @@ func (s *Server) bodyDraw(r *http.Request) int64 {
 		return r.ContentLength
 	}
 	return s.cfg.MaxInputBytes
+}
+
+// shareOf is tenant's share of the memory budget (nil without a bound).
+func (s *Server) shareOf(tenant string) *budget.Budget {
+	if s.cfg.Budget == nil || s.cfg.TenantMaxBytes <= 0 {
+		return nil
+	}
+	if sh, ok := s.shares.Load(tenant); ok {
+		return sh.(*budget.Budget)
+	}
+	sh, _ := s.shares.LoadOrStore(tenant, budget.New(s.cfg.TenantMaxBytes))
+	return sh.(*budget.Budget)
 }

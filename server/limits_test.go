@@ -29,20 +29,36 @@ import (
 // fairRig is a service with a slow tool (its upstream answers after slow)
 // and a fast one, tenant A limited to limitA calls in flight, and the log.
 type fairRig struct {
-	url        string
-	keyA, keyB string
-	log        *syncBuffer
-	slowCalls  atomic.Int64
-	release    chan struct{}
+	url         string
+	keyA, keyB  string
+	log         *syncBuffer
+	slowCalls   atomic.Int64
+	dripStarted atomic.Int64
+	release     chan struct{}
+	drip        chan struct{}
 }
 
 func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64) *fairRig {
-	fr := &fairRig{log: &syncBuffer{}, release: make(chan struct{})}
+	fr := &fairRig{log: &syncBuffer{}, release: make(chan struct{}), drip: make(chan struct{})}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big" {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", strconv.Itoa(len(bigAnswer)))
 			w.Write(bigAnswer)
+			return
+		}
+		if r.URL.Path == "/drip" {
+			fr.dripStarted.Add(1)
+			// 1.5 MiB announced, the first KiB sent, the rest once released.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(dripAnswer)))
+			w.Write(dripAnswer[:1024])
+			w.(http.Flusher).Flush()
+			select {
+			case <-fr.drip:
+			case <-fr.release:
+			}
+			w.Write(dripAnswer[1024:])
 			return
 		}
 		if r.URL.Path == "/slow" {
@@ -58,7 +74,7 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	t.Cleanup(up.Close)
 	t.Cleanup(func() { close(fr.release) })
 	dir := t.TempDir()
-	for _, name := range []string{"slow", "fast", "big"} {
+	for _, name := range []string{"slow", "fast", "big", "drip"} {
 		os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"id":"t.`+name+`","description":"`+name+`.","version":"1.0.0","mutating":false,
 			"input":{"type":"object"},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/`+name+`","timeoutMs":60000}}`), 0o644)
@@ -88,6 +104,9 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
 	return fr
 }
+
+// dripAnswer is 1.5 MiB of JSON, sent slowly by /drip.
+var dripAnswer = []byte(`{"pad":"` + strings.Repeat("y", 3<<19) + `"}`)
 
 // bigAnswer is 2 MiB of JSON: more than a 1 MiB budget can hold.
 var bigAnswer = []byte(`{"pad":"` + strings.Repeat("x", 2<<20) + `"}`)
@@ -277,5 +296,47 @@ func TestOverBudgetIsATypedRefusal(t *testing.T) {
 	}
 	if st, _, _, _ := fr.invoke(fr.keyB, "t.fast"); st != 200 {
 		t.Errorf("a small call after: %d", st)
+	}
+}
+
+// TestTenantShareOfTheBudget: tenant A's ten calls, each holding 3 MiB of
+// a 16 MiB budget while their upstream drips, wait within A's share (half:
+// two at a time), so tenant B's call needing 4 MiB still gets its bytes and
+// answers while every one of A's calls is still in flight. (Without shares,
+// five of A's calls take 15 MiB and B waits behind the rest.)
+func TestTenantShareOfTheBudget(t *testing.T) {
+	fr := newFairRig(t, time.Millisecond, 50, 16<<20)
+	var wg sync.WaitGroup
+	statusA := make(chan int, 10)
+	for range 10 {
+		wg.Go(func() {
+			st, _, _, _ := fr.invoke(fr.keyA, "t.drip")
+			statusA <- st
+		})
+	}
+	waitUntil(t, func() bool { return fr.dripStarted.Load() >= 1 })
+	done := make(chan int, 1)
+	go func() {
+		st, _, _, _ := fr.invoke(fr.keyB, "t.big")
+		done <- st
+	}()
+	select {
+	case st := <-done:
+		if st != 200 {
+			t.Errorf("tenant B: %d", st)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("tenant B waited behind tenant A's calls")
+	}
+	if len(statusA) != 0 {
+		t.Errorf("%d of A's calls ended before B's", len(statusA))
+	}
+	close(fr.drip)
+	wg.Wait()
+	close(statusA)
+	for st := range statusA {
+		if st != 200 {
+			t.Errorf("tenant A: %d", st)
+		}
 	}
 }

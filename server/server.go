@@ -65,6 +65,10 @@ type Config struct {
 	// tenant.
 	TenantMaxInflight int
 	TenantLimits      map[string]int
+	// TenantMaxBytes bounds the share of Budget one tenant's calls may hold
+	// together (a draw past it waits for the tenant's own calls); 0 means
+	// half the budget, < 0 no bound.
+	TenantMaxBytes int64
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -80,6 +84,7 @@ type Server struct {
 	oidcVerifiers oidcVerifiers
 	elicit        elicitMemo
 	limits        tenantLimits
+	shares        sync.Map // tenant → *budget.Share
 	bursts        burstLog
 	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64 // tools/call answered by the fast path
@@ -102,6 +107,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BudgetWait <= 0 {
 		cfg.BudgetWait = 10 * time.Second
+	}
+	if cfg.TenantMaxBytes == 0 && cfg.Budget != nil {
+		cfg.TenantMaxBytes = cfg.Budget.Size() / 2
 	}
 	if cfg.TenantMaxInflight == 0 {
 		cfg.TenantMaxInflight = DefaultTenantMaxInflight
@@ -172,7 +180,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
-		hold := s.cfg.Budget.Hold()
+		hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
 		defer hold.Release()
 		// A small body (most tools/call requests) is not drawn: refusing it
 		// here would be an HTTP error, where the model must see a tool error

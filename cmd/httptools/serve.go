@@ -34,7 +34,7 @@ type serviceFlags struct {
 	tools, db, apps, publicURL, logFormat, oidc string
 	allow                                       cidrFlags
 	maxTimeout                                  int
-	maxInflight                                 sizeFlag
+	maxInflight, tenantBytes                    sizeFlag
 	tenantMax, connsPerHost                     int
 	tenantLimits                                tenantLimitFlags
 }
@@ -49,6 +49,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	f.maxInflight = sizeFlag(budget.DefaultSize())
 	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
+	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
 	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
@@ -134,7 +135,7 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		Store: store, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
 		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
-		Budget: mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m,
+		Budget: mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
 	})
 	if err != nil {
 		store.Close()
