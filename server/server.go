@@ -216,7 +216,7 @@ func (s *Server) Handler() http.Handler {
 
 // mcpUndrawnBody is the largest MCP request body not drawn on the memory
 // budget.
-const mcpUndrawnBody = 64 << 10
+const mcpUndrawnBody = 16 << 10
 
 // readyzTimeout bounds the readiness check: a frozen store makes /readyz
 // answer 503 in under a second, not hang with it.
