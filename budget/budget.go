@@ -170,12 +170,7 @@ type Hold struct {
 
 // Hold starts a call's account. A nil Budget gives a nil Hold, on which
 // every method is a no-op that grants everything.
-func (b *Budget) Hold() *Hold {
-	if b == nil {
-		return nil
-	}
-	return &Hold{b: b}
-}
+func (b *Budget) Hold() *Hold { return b.HoldFor(nil) }
 
 // HoldFor starts a call's account that also draws on share: a Budget of
 // its own bounding what one party (a tenant) holds together, so that one

@@ -72,12 +72,7 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 			break
 		}
 		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil, err
-			}
-			// The connection broke inside the body (a chunked or gzip
-			// stream cut short, a reset): what arrived is not the answer.
-			return nil, &TruncatedError{Got: total, Want: contentLength, Err: err}
+			return nil, brokenRead(err, total, contentLength)
 		}
 		size = min(max(size, 2<<10)*2, 256<<10)
 	}
@@ -124,6 +119,17 @@ func (d *drawer) giveBack(n int64) {
 	if d != nil {
 		d.hold.Return(n)
 	}
+}
+
+// brokenRead words a read error inside a body: the call's own end
+// (canceled, past its deadline) as it is; anything else — a chunked or gzip
+// stream cut short, a reset — is a *TruncatedError, since what arrived is
+// not the answer.
+func brokenRead(err error, got, want int64) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &TruncatedError{Got: got, Want: want, Err: err}
 }
 
 // readFull fills b from r. Unlike io.ReadFull it keeps the reader's own
@@ -180,8 +186,8 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	switch {
 	case err == io.EOF && c.want >= 0 && c.got < c.want:
 		return n, &TruncatedError{Got: c.got, Want: c.want}
-	case err != nil && err != io.EOF && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-		return n, &TruncatedError{Got: c.got, Want: c.want, Err: err}
+	case err != nil && err != io.EOF:
+		return n, brokenRead(err, c.got, c.want)
 	}
 	return n, err
 }

@@ -476,10 +476,10 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 	}
 	br := bufio.NewReaderSize(body, streamBlock)
 	first, err := br.Peek(streamBlock)
-	if err == io.EOF || err == bufio.ErrBufferFull && len(first) < streamBlock {
+	if err == io.EOF {
 		return bytes.Clone(first), nil
 	}
-	if err != nil && err != bufio.ErrBufferFull {
+	if err != nil {
 		return nil, err
 	}
 	w := &errWriter{w: sink.Begin(status)}
@@ -489,11 +489,8 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 	}
 	var je *jsoncheck.Error
 	if errors.As(err, &je) {
-		msg := "the response is not valid JSON (it was being streamed, and was cut off): set parseJson: false to get it as text"
-		if je.Kind != jsoncheck.Syntax {
-			msg = "the response " + je.Error() + " (it was being streamed, and was cut off)"
-		}
-		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: msg}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status,
+			Message: notJSON(err) + " (it was being streamed, and was cut off)"}
 	}
 	return nil, err
 }
@@ -604,16 +601,21 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		return out, nil
 	}
 	if err := jsoncheck.CheckWith(raw, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
-		msg := "the response is not valid JSON: set parseJson: false to get it as text"
-		var je *jsoncheck.Error
-		if errors.As(err, &je) && je.Kind != jsoncheck.Syntax {
-			msg = "the response " + je.Error()
-		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
-			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: msg}
+			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: notJSON(err)}
 	}
 	out.JSON = raw
 	return out, nil
+}
+
+// notJSON words an answer jsoncheck refused: a limit it broke, or that it
+// is not JSON at all.
+func notJSON(err error) string {
+	var je *jsoncheck.Error
+	if errors.As(err, &je) && je.Kind != jsoncheck.Syntax {
+		return "the response " + je.Error()
+	}
+	return "the response is not valid JSON: set parseJson: false to get it as text"
 }
 
 // excerpt returns at most n bytes of s, cut on a UTF-8 boundary.

@@ -127,8 +127,11 @@ func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc C
 	var e *synth.Error
 	if errors.As(err, &e) {
 		outcome = string(e.Code)
-		if e.Reason == synth.ReasonEgressDenied {
+		switch e.Reason {
+		case synth.ReasonEgressDenied:
 			m.denials.WithLabelValues(tool.ID()).Inc()
+		case synth.ReasonOverloaded:
+			s.refused(tenant, ReasonMemoryBudget, e.Message)
 		}
 	}
 	m.calls.WithLabelValues(tool.ID(), outcome).Inc()
@@ -201,7 +204,6 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 			s.storeFailed("a call of "+tool.ID(), e)
 			w.Header().Set("Retry-After", retryAfter)
 		case synth.ReasonOverloaded:
-			s.refused(tenantOf(r.Context()), ReasonMemoryBudget, e.Message)
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
@@ -211,13 +213,12 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// would re-scan it (and cost the hot path a reflection walk).
 	// The output goes out as it is, in its own write: a big answer is not
 	// copied again to be sent.
-	const head = `{"output":`
 	tail := metaJSON(res)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(head)+len(res.Output)+len(tail)))
+	h.Set("Content-Length", strconv.Itoa(len(outputHead)+len(res.Output)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, head)
+	io.WriteString(w, outputHead)
 	w.Write(res.Output)
 	w.Write(tail)
 }
@@ -455,6 +456,10 @@ func mayManage(k *connections.APIKey, owner string) string {
 	return ""
 }
 
+// outputHead opens a successful invoke's body; the output follows, then
+// metaJSON.
+const outputHead = `{"output":`
+
 // metaJSON is the end of a successful invoke's body: the meta member and
 // the closing brace.
 func metaJSON(res *synth.Result) []byte {
@@ -473,6 +478,6 @@ func (s *restSink) Begin(int) io.Writer {
 	s.started = true
 	s.w.Header().Set("Content-Type", "application/json")
 	s.w.WriteHeader(http.StatusOK)
-	io.WriteString(s.w, `{"output":`)
+	io.WriteString(s.w, outputHead)
 	return s.w
 }

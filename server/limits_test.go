@@ -163,18 +163,9 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 		okB++
 	}
 	// MCP: A is at its limit.
-	mcpReq, _ := http.NewRequest("POST", fr.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t.fast","arguments":{}}}`))
-	mcpReq.Header.Set("Authorization", "Bearer "+fr.keyA)
-	mcpReq.Header.Set("Content-Type", "application/json")
-	mcpReq.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := fairClient.Do(mcpReq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(mb), `"isError":true`) || !strings.Contains(string(mb), "rate-limited") {
-		t.Errorf("MCP call over the limit: %d %s", resp.StatusCode, mb)
+	st, mb := fr.callTool(t, fr.keyA, "t.fast")
+	if st != 200 || !strings.Contains(mb, `"isError":true`) || !strings.Contains(mb, "rate-limited") {
+		t.Errorf("MCP call over the limit: %d %s", st, mb)
 	}
 	wg.Wait()
 	if statusA[200] != 50 || statusA[429] != 450 || len(statusA) != 2 {
@@ -197,6 +188,23 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 		t.Errorf("%d log lines for one burst of 451 refusals; want 1", lines)
 	}
 	t.Logf("A: %v; B: %d/100 ok", statusA, okB)
+}
+
+// callTool sends one MCP tools/call of tool with no arguments and returns
+// the HTTP status and body.
+func (fr *fairRig) callTool(t testing.TB, key, tool string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", fr.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := fairClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func waitUntil(t testing.TB, cond func() bool) {
@@ -277,18 +285,9 @@ func TestOverBudgetIsATypedRefusal(t *testing.T) {
 	if err != nil || st != 503 || h.Get("Retry-After") == "" || !strings.Contains(body, `"reason":"overloaded"`) {
 		t.Fatalf("REST over the budget: %d %v %.300s", st, err, body)
 	}
-	req, _ := http.NewRequest("POST", fr.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t.big","arguments":{}}}`))
-	req.Header.Set("Authorization", "Bearer "+fr.keyB)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := fairClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(mb), `"isError":true`) || !strings.Contains(string(mb), "memory budget") {
-		t.Errorf("MCP over the budget: %d %s", resp.StatusCode, mb)
+	st, mb := fr.callTool(t, fr.keyB, "t.big")
+	if st != 200 || !strings.Contains(mb, `"isError":true`) || !strings.Contains(mb, "memory budget") {
+		t.Errorf("MCP over the budget: %d %s", st, mb)
 	}
 	m := metricsText(t, fr.url)
 	if !strings.Contains(m, `httptools_refusals_total{reason="memory-budget",tenant="tenant-b"} 2`) || !strings.Contains(m, "httptools_inflight_bytes 0") {

@@ -115,10 +115,17 @@ func (r mcpResult) structuredContent() json.RawMessage {
 	if !r.wrapped {
 		return r.output
 	}
-	b := make([]byte, 0, len(r.output)+12)
-	b = append(b, `{"result":`...)
-	b = append(b, r.output...)
-	return append(b, '}')
+	return r.appendStructured(make([]byte, 0, len(r.output)+12))
+}
+
+// appendStructured appends the structured content of a result that has one.
+func (r mcpResult) appendStructured(dst []byte) []byte {
+	if !r.wrapped {
+		return append(dst, r.output...)
+	}
+	dst = append(dst, `{"result":`...)
+	dst = append(dst, r.output...)
+	return append(dst, '}')
 }
 
 // mcpCall runs one MCP tools/call of tool, for the SDK's handler and for the
@@ -143,9 +150,6 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		msg := err.Error()
 		if errors.As(err, &e) {
 			msg = string(e.Code) + ": " + e.Message
-			if e.Reason == synth.ReasonOverloaded {
-				s.refused(tenant, ReasonMemoryBudget, e.Message)
-			}
 		}
 		return mcpResult{errText: msg, isError: true}, nil
 	}

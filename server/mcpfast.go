@@ -132,13 +132,7 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		out = append(out, "}]"...)
 		if !res.isError && res.structured {
 			out = append(out, `,"structuredContent":`...)
-			if res.wrapped {
-				out = append(out, `{"result":`...)
-				out = append(out, res.output...)
-				out = append(out, '}')
-			} else {
-				out = append(out, res.output...)
-			}
+			out = res.appendStructured(out)
 		}
 		if res.isError {
 			out = append(out, `,"isError":true`...)

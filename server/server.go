@@ -84,7 +84,7 @@ type Server struct {
 	oidcVerifiers oidcVerifiers
 	elicit        elicitMemo
 	limits        tenantLimits
-	shares        sync.Map // tenant → *budget.Share
+	shares        sync.Map // tenant → *budget.Budget, its share of cfg.Budget
 	bursts        burstLog
 	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64 // tools/call answered by the fast path
@@ -185,14 +185,14 @@ func (s *Server) Handler() http.Handler {
 		// A small body (most tools/call requests) is not drawn: refusing it
 		// here would be an HTTP error, where the model must see a tool error
 		// (which the call's own draws give, inside it).
-		if r.Method == http.MethodPost && (r.ContentLength < 0 || r.ContentLength > mcpUndrawnBody) {
-			if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
-				err.(*refusal).write(w)
-				return
-			}
-		}
-		r = r.WithContext(budget.NewContext(r.Context(), hold))
 		if r.Method == http.MethodPost {
+			if r.ContentLength < 0 || r.ContentLength > mcpUndrawnBody {
+				if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+					err.(*refusal).write(w)
+					return
+				}
+			}
+			r = r.WithContext(budget.NewContext(r.Context(), hold))
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				// Over the cap: the SDK must still see the error (and answer 413).

@@ -300,7 +300,7 @@ func CheckReader(r io.Reader, maxDepth int, o Options) error {
 			// A number: its raw text without copying it.
 			v, err := dec.ReadValue()
 			if err != nil {
-				return wrapStream(err, dec)
+				return wrapStream(err)
 			}
 			if !numberOK(v) {
 				return &Error{Kind: BadNumber, Offset: dec.InputOffset(), Pointer: string(dec.StackPointer())}
@@ -311,7 +311,7 @@ func CheckReader(r io.Reader, maxDepth int, o Options) error {
 				if err == io.EOF {
 					return &Error{Kind: Syntax, Offset: dec.InputOffset(), Err: errors.New("unexpected end of input")}
 				}
-				return wrapStream(err, dec)
+				return wrapStream(err)
 			}
 			if k := tok.Kind(); (k == '{' || k == '[') && dec.StackDepth() > maxDepth {
 				return &Error{Kind: TooDeep, Offset: dec.InputOffset() - 1, Limit: maxDepth, Pointer: string(dec.StackPointer())}
@@ -324,14 +324,14 @@ func CheckReader(r io.Reader, maxDepth int, o Options) error {
 	if _, err := dec.ReadToken(); err == nil {
 		return &Error{Kind: Syntax, Offset: dec.InputOffset(), Err: errors.New("more than one value")}
 	} else if err != io.EOF {
-		return wrapStream(err, dec)
+		return wrapStream(err)
 	}
 	return nil
 }
 
 // wrapStream is wrap for a streaming decoder: a reader's own error (a cap,
 // a broken connection) is returned as it is.
-func wrapStream(err error, dec *jsontext.Decoder) error {
+func wrapStream(err error) error {
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
