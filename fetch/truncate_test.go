@@ -1,14 +1,11 @@
 package fetch_test
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -16,35 +13,13 @@ import (
 	"testing"
 
 	"github.com/httptools/httptools/fetch"
+	toolstest "github.com/httptools/httptools/httptest"
 )
 
-// rawServer answers every request on every connection with head and body,
-// written as they are, then closes the connection: a server that lies.
+// rawServer answers every request with head and body, written as they are,
+// then closes the connection: a server that lies.
 func rawServer(t *testing.T, head string, body []byte) (url string, requests *atomic.Int64) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	requests = &atomic.Int64{}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				requests.Add(1)
-				io.WriteString(c, head)
-				c.Write(body)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/", requests
+	return toolstest.RawUpstream(t, append([]byte(head), body...))
 }
 
 // TestTruncatedBodyIsAnError: a body shorter than its Content-Length, a

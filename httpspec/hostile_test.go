@@ -1,16 +1,13 @@
 package httpspec_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	toolstest "github.com/httptools/httptools/httptest"
 	"github.com/httptools/httptools/redact/redacttest"
 	"github.com/httptools/httptools/synth"
 )
@@ -282,26 +280,8 @@ func errorsAs(err error, e **synth.Error) bool { return errors.As(err, e) }
 // sends 17 of valid JSON and closes gave 200 with that output; now each of
 // 300 calls is handler-error/response-truncated.
 func TestTruncatedAnswerIsNotAnOutput(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"+`{"ok":true,"n":1}`)
-				}
-			}()
-		}
-	}()
-	tool := load(t, "http://"+ln.Addr().String(), `{"kind":"http","method":"GET","urlTemplate":"{URL}/t"}`)
+	up, _ := toolstest.RawUpstream(t, []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"+`{"ok":true,"n":1}`))
+	tool := load(t, strings.TrimSuffix(up, "/"), `{"kind":"http","method":"GET","urlTemplate":"{URL}/t"}`)
 	truncated := 0
 	for range 300 {
 		if _, e := invoke(t, tool, nil, `{}`); e != nil && e.Code == synth.CodeHandlerError && e.Reason == synth.ReasonResponseTruncated {
