@@ -58,7 +58,7 @@ func (f failing) ResolveSecret(context.Context, synth.SecretRef) (string, error)
 
 func TestResolveBearerAndHeader(t *testing.T) {
 	ctx := context.Background()
-	tc := synth.CallContext{SecretResolver: auth.Map{"p/T": "v"}}
+	tc := synth.CallContext{Secrets: auth.Map{"p/T": "v"}}
 	c, err := auth.Resolve(ctx, &auth.Spec{Kind: auth.KindBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, "")
 	if err != nil || c.Header != "Authorization" || c.Value != "Bearer v" || c.Secret != "v" {
 		t.Errorf("bearer: %+v %v", c, err)

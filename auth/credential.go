@@ -52,11 +52,11 @@ func Var(spec *Spec) string {
 // asked for a new one. Errors are *synth.Error with code precondition-failed
 // and reason secret-unavailable or a connection reason; their messages name
 // the reference, never a value.
-func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolContext, rejected string) (Credential, error) {
+func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, cc synth.CallContext, rejected string) (Credential, error) {
 	switch spec.Kind {
 	case KindBearer, KindHeader:
 		ref := *spec.SecretRef
-		r := tc.Secrets()
+		r := cc.Secrets
 		if r == nil {
 			return Credential{}, synth.PreconditionFailed(synth.ReasonSecretUnavailable,
 				"the tool needs secret %s but no secret resolver is wired into the call", ref)
@@ -74,18 +74,18 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, tc synth.ToolCon
 		if !ok { // load-time rules make this unreachable
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q is not declared in needsSpec.connections", spec.Connection)
 		}
-		src := tc.Connections()
+		src := cc.Connections
 		if src == nil {
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
 				"the tool needs connection %q (app %s, as %s) but no connection source is wired into the call", spec.Connection, need.App, need.As)
 		}
-		if need.As == synth.AsPerson && tc.Person() == "" {
+		if need.As == synth.AsPerson && cc.Person == "" {
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
 				"connection %q uses the run's person's %s account, but the run has no person", spec.Connection, need.App)
 		}
 		tok, err := src.AccessToken(ctx, synth.ConnectionRequest{
 			Name: spec.Connection, Need: need, ToolID: tool.ID(),
-			Tenant: tc.Tenant(), Person: tc.Person(), ForceRefresh: rejected != "", Rejected: rejected,
+			Tenant: cc.Tenant, Person: cc.Person, ForceRefresh: rejected != "", Rejected: rejected,
 		})
 		if err != nil {
 			var e *synth.Error

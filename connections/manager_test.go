@@ -127,7 +127,7 @@ func (e *env) toolWithID(t *testing.T, id, as string, perms ...string) *synth.To
 }
 
 func call(tool *synth.Tool, m *Manager, tenant, person string) (string, error) {
-	res, err := tool.Invoke(context.Background(), synth.CallContext{TenantID: tenant, PersonID: person, ConnectionsSource: m}, json.RawMessage(`{"raw":"x"}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: tenant, Person: person, Connections: m}, json.RawMessage(`{"raw":"x"}`))
 	if err != nil {
 		return "", err
 	}
@@ -309,7 +309,7 @@ func TestUpstream401ForcesOneRefresh(t *testing.T) {
 	rec := e.connect(t, s, "t1", OwnerCompany, false)
 	e.provider.ExpireAccess(rec.AccessToken)
 	m := e.manager(s)
-	res, err := e.tool(t, "company").Invoke(context.Background(), synth.CallContext{TenantID: "t1", ConnectionsSource: m}, json.RawMessage(`{}`))
+	res, err := e.tool(t, "company").Invoke(context.Background(), synth.CallContext{Tenant: "t1", Connections: m}, json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,9 @@ type Config struct {
 	// RetryWaitMin and RetryWaitMax bound the jittered backoff; 0 means
 	// 100 ms and 2 s.
 	RetryWaitMin, RetryWaitMax time.Duration
-	// Logger receives one audit record per call; nil means slog.Default().
+	// Logger receives one audit record per call (Request.Logger may
+	// replace it for one call); nil means none: a library writes nothing
+	// to a program's logs unless asked to.
 	Logger *slog.Logger
 	// Budget, when set, bounds the bytes of answers being read at once: a
 	// call draws on the hold its context carries (budget.NewContext; the
@@ -115,7 +117,7 @@ func NewClient(cfg Config) *Client {
 	}
 	c := &Client{cfg: cfg, guard: &Guard{Allow: cfg.AllowCIDRs}, logger: cfg.Logger}
 	if c.logger == nil {
-		c.logger = slog.Default()
+		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.dialer = newDialer(c.guard, cfg.Resolver, cfg.Dial)
 	switch {
@@ -197,6 +199,10 @@ type Request struct {
 	SuccessMin, SuccessMax int
 	// Tool and Tenant label the audit record.
 	Tool, Tenant string
+	// Logger, when set, takes this call's audit record instead of the
+	// client's; LogAttrs are added to it.
+	Logger   *slog.Logger
+	LogAttrs []slog.Attr
 	// Stream, when set, takes a body whose status is in the success range
 	// instead of Do reading it: body is capped at MaxBody (past it a read
 	// fails with ErrTooLarge) and a body that breaks off fails with a
@@ -241,7 +247,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	if resp != nil {
 		resp.IP = cl.ip
 	}
-	c.audit(ctx, cl, resp, err, time.Since(start))
+	c.audit(ctx, cl, resp, err, start)
 	return resp, err
 }
 
@@ -421,44 +427,54 @@ func checkRedirect(r *http.Request, via []*http.Request) error {
 
 // audit writes the one record of a call: no URL, no header, no body, and
 // every string in it redacted with the call's secrets.
-func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, d time.Duration) {
+func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, start time.Time) {
 	var de *DeniedError
 	level := slog.LevelInfo
 	if errors.As(err, &de) {
 		level = slog.LevelWarn
 	}
+	logger := c.logger
+	if cl.req.Logger != nil {
+		logger = cl.req.Logger
+	}
 	// The record is written even when the call's context has ended: slog
 	// handlers take the context for its values, not to stop.
-	if !c.logger.Enabled(ctx, level) {
+	if !logger.Enabled(ctx, level) {
 		return
 	}
 	sec := cl.req.Secrets
-	attrs := make([]slog.Attr, 0, 11)
-	attrs = append(attrs,
+	// A record built here and handed to the handler: Logger.LogAttrs would
+	// also walk the stack for a source position nobody asked for.
+	now := time.Now()
+	r := slog.NewRecord(now, level, "outbound call", 0)
+	r.AddAttrs(
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
 		slog.String("host", cl.hostname), // the template's literal host
 		slog.String("ip", cl.ip),
+	)
+	r.AddAttrs(
 		slog.Int("attempts", cl.attempts),
-		slog.Int64("duration_ms", d.Milliseconds()),
+		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 	)
 	switch {
 	case de != nil:
-		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
+		r.AddAttrs(slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
 		if de.IP.IsValid() {
-			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
+			r.AddAttrs(slog.String("denied_ip", de.IP.String()))
 		}
 	default:
-		attrs = append(attrs, slog.String("decision", "allowed"))
+		r.AddAttrs(slog.String("decision", "allowed"))
 	}
 	if resp != nil && resp.Status != 0 {
-		attrs = append(attrs, slog.Int("status", resp.Status))
+		r.AddAttrs(slog.Int("status", resp.Status))
 	}
 	if err != nil && de == nil {
-		attrs = append(attrs, slog.String("error", Describe(err, sec)))
+		r.AddAttrs(slog.String("error", Describe(err, sec)))
 	}
-	c.logger.LogAttrs(ctx, level, "outbound call", attrs...)
+	r.AddAttrs(cl.req.LogAttrs...)
+	_ = logger.Handler().Handle(ctx, r)
 }
 
 // Describe words a fetch error without the URL (which may carry query

@@ -71,7 +71,7 @@ func synthesized(b *testing.B, base string, loader *synth.Loader) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tc := synth.CallContext{TenantID: "t", SecretResolver: auth.Map{"production/TOKEN": "t0ken"}}
+		tc := synth.CallContext{Tenant: "t", Secrets: auth.Map{"production/TOKEN": "t0ken"}}
 		in := json.RawMessage(`{"owner":"octo","repo":"hello","number":42}`)
 		b.ReportAllocs()
 		for b.Loop() {

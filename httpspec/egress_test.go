@@ -19,7 +19,7 @@ func TestGuardRefusesLoopbackByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, e := invoke(t, tool, nil, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonEgressDenied || !strings.Contains(e.Message, "127.0.0.1 is loopback") {
 		t.Fatalf("got %v", e)
 	}
@@ -37,7 +37,7 @@ func TestManifestAllowlistOnEveryHop(t *testing.T) {
 		http.Redirect(w, r, "http://localhost:"+otherPort+"/", http.StatusFound)
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`, `"network":{"kind":"allowlist","hosts":["127.0.0.1"]}`)
-	_, e := invoke(t, tool, nil, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e == nil || e.Reason != synth.ReasonEgressDenied || !strings.Contains(e.Message, "localhost") {
 		t.Fatalf("got %v", e)
 	}
@@ -57,7 +57,7 @@ func TestHeaderAuthDroppedOnCrossHostRedirect(t *testing.T) {
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x",
 		"headers":[{"name":"X-Echo","value":"sig-{q}"}],
 		"authorization":{"kind":"header","headerName":"X-Api-Key","secretRef":{"envName":"p","name":"K"}}}`)
-	if _, e := invoke(t, tool, synth.CallContext{SecretResolver: auth.Map{"p/K": "key-789"}}, `{"q":"key-789"}`); e != nil {
+	if _, e := invoke(t, tool, synth.CallContext{Secrets: auth.Map{"p/K": "key-789"}}, `{"q":"key-789"}`); e != nil {
 		t.Fatal(e)
 	}
 	if got := up.last(t).Header.Get("X-Api-Key"); got != "key-789" {
@@ -72,7 +72,7 @@ func TestHeaderAuthDroppedOnCrossHostRedirect(t *testing.T) {
 func TestTooManyRedirects(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/again", http.StatusFound) })
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`)
-	_, e := invoke(t, tool, nil, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e == nil || e.Code != synth.CodeHandlerError || e.Reason != synth.ReasonTooManyRedirects || up.count() != 11 {
 		t.Fatalf("got %v after %d requests", e, up.count())
 	}
@@ -86,7 +86,7 @@ func TestURLCredentialsNeverInErrors(t *testing.T) {
 		conn.Close()
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x{?api_key,q}"}`)
-	_, e := invoke(t, tool, nil, `{"api_key":"k-SECRET-9","q":"fine"}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{"api_key":"k-SECRET-9","q":"fine"}`)
 	if e == nil || e.Reason != synth.ReasonFetchFailed {
 		t.Fatalf("got %v", e)
 	}
@@ -106,7 +106,7 @@ func TestInvokeReportsAttempts(t *testing.T) {
 		w.Write([]byte(`{"ok":true}`))
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`)
-	res, e := invoke(t, tool, nil, `{}`)
+	res, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e != nil || res.Attempts != 3 || res.Status != 200 {
 		t.Fatalf("got %+v, %v", res, e)
 	}

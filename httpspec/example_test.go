@@ -63,7 +63,7 @@ func Example() {
 		fmt.Println(w)
 	}
 
-	tc := synth.CallContext{TenantID: "acme", SecretResolver: auth.Map{"production/GITHUB_TOKEN": "t0ken"}}
+	tc := synth.CallContext{Tenant: "acme", Secrets: auth.Map{"production/GITHUB_TOKEN": "t0ken"}}
 	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"owner": "octo", "repo": "hello", "title": "It broke"}`))
 	if err != nil {
 		fmt.Println(err)

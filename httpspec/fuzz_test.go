@@ -105,7 +105,7 @@ func FuzzPathStaysInTheTemplate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, x string, reserved bool) {
 		in, _ := json.Marshal(map[string]string{"x": x})
-		out, err := tools[reserved].DryRun(context.Background(), nil, in)
+		out, err := tools[reserved].DryRun(context.Background(), synth.CallContext{}, in)
 		if err != nil {
 			return
 		}

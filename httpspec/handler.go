@@ -195,7 +195,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 			// The manifest asks for an idempotency key and the input gave
 			// none: use the kernel's, stable across retries and re-runs of
 			// this call; with none either, send no empty key.
-			if v = call.Context.IdempotencyKey(); v == "" {
+			if v = call.Context.IdempotencyKey; v == "" {
 				continue
 			}
 		}
@@ -415,14 +415,18 @@ func scalar(r gjson.Result) string {
 
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
-	timeout := time.Duration(h.Spec.Timeout()) * time.Millisecond
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	start := time.Now()
+	own := &ownTimeout{d: time.Duration(h.Spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
+	if call.Options.Timeout > 0 {
+		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, own.d, own)
 	defer cancel()
+	dl := deadlines{parent: ctx, call: cctx, own: own, start: start}
 	req, err := h.prepare(cctx, call, "")
 	if err != nil {
-		return nil, err
+		return nil, dl.timeoutError(err)
 	}
-	tenant := call.Context.Tenant()
 	var stream func(int, io.Reader) error
 	var small []byte // an answer that fit in the first read: not streamed
 	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.Spec.Parse() && call.Tool.StreamsOutput() {
@@ -431,20 +435,20 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			return err
 		}
 	}
-	resp, err := h.send(cctx, req, tenant, stream)
+	resp, err := h.send(cctx, req, call, stream)
 	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.prepare(cctx, call, req.credential); err != nil {
-			return nil, err
+			return nil, dl.timeoutError(err)
 		}
-		resp, err = h.send(cctx, req, tenant, stream)
+		resp, err = h.send(cctx, req, call, stream)
 		if resp != nil {
 			resp.Attempts += attempts
 		}
 	}
 	if err != nil {
-		return nil, h.fetchError(ctx, cctx, req, err)
+		return nil, h.fetchError(dl, req, err)
 	}
 	if resp.Streamed {
 		if small == nil {
@@ -514,7 +518,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (h *Handler) send(ctx context.Context, r *Request, tenant string, stream func(int, io.Reader) error) (*fetch.Response, error) {
+func (h *Handler) send(ctx context.Context, r *Request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
 	rng := h.Spec.Success()
 	return h.client.Do(ctx, &fetch.Request{
 		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
@@ -522,12 +526,13 @@ func (h *Handler) send(ctx context.Context, r *Request, tenant string, stream fu
 		AuthHeaders: h.authHeaders, Secrets: r.redactor,
 		MaxBody:    h.maxBody,
 		SuccessMin: rng.Min, SuccessMax: rng.Max,
-		Tool: h.toolID, Tenant: tenant,
+		Tool: h.toolID, Tenant: call.Context.Tenant,
+		Logger: call.Options.Logger, LogAttrs: call.Options.LogAttrs,
 		Stream: stream,
 	})
 }
 
-func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error) error {
+func (h *Handler) fetchError(dl deadlines, r *Request, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
@@ -551,17 +556,60 @@ func (h *Handler) fetchError(parent, cctx context.Context, r *Request, err error
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
-	case errors.As(err, &truncated) && cctx.Err() == nil:
+	case errors.As(err, &truncated) && dl.call.Err() == nil:
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTruncated, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
-	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err, Message: "the call was canceled by its caller"}
-	case cctx.Err() != nil:
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
-			Message: fmt.Sprintf("timed out after %dms", h.Spec.Timeout())}
+	case dl.call.Err() != nil:
+		return dl.ended(err)
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonFetchFailed, Err: err,
 		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
+}
+
+// ownTimeout is the cause a call's own deadline ends its context with:
+// the manifest's timeoutMs or the caller's timeout option.
+type ownTimeout struct {
+	d    time.Duration
+	what string
+}
+
+func (o *ownTimeout) Error() string { return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds()) }
+
+// deadlines are the contexts of one call: the caller's and the call's own
+// (the caller's, bounded by ownTimeout).
+type deadlines struct {
+	parent, call context.Context
+	own          *ownTimeout
+	start        time.Time
+}
+
+// ended words the error of a call whose context has ended, naming what
+// ended it: the caller cancelling, the caller's deadline, or the call's
+// own timeout.
+func (dl deadlines) ended(err error) error {
+	elapsed := time.Since(dl.start).Milliseconds()
+	var own *ownTimeout
+	switch {
+	case errors.As(context.Cause(dl.call), &own) || dl.parent.Err() == nil:
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+			Message: fmt.Sprintf("timed out after %dms (%s)", dl.own.d.Milliseconds(), dl.own.what)}
+	case errors.Is(dl.parent.Err(), context.DeadlineExceeded):
+		msg := fmt.Sprintf("timed out after %dms: the caller's deadline passed, before %s of %dms", elapsed, dl.own.what, dl.own.d.Milliseconds())
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err, Message: msg}
+	}
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err,
+		Message: fmt.Sprintf("the call was canceled by its caller after %dms", elapsed)}
+}
+
+// timeoutError is err, or, when the call's context has ended and err is
+// not already the library's, the words of ended: a connection refresh or
+// a secret store cut off by the deadline says so.
+func (dl deadlines) timeoutError(err error) error {
+	var e *synth.Error
+	if dl.call.Err() == nil || errors.As(err, &e) {
+		return err
+	}
+	return dl.ended(err)
 }
 
 func (h *Handler) cap() int64 {

@@ -123,7 +123,7 @@ func (c *countingSecrets) ResolveSecret(ctx context.Context, ref synth.SecretRef
 	return auth.Map(c.values).ResolveSecret(ctx, ref)
 }
 
-func invoke(t *testing.T, tool *synth.Tool, tc synth.ToolContext, input string) (*synth.Result, *synth.Error) {
+func invoke(t *testing.T, tool *synth.Tool, tc synth.CallContext, input string) (*synth.Result, *synth.Error) {
 	t.Helper()
 	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(input))
 	if err == nil {
@@ -159,7 +159,7 @@ func TestURLFilling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"`+tc.tmpl+`"}`)
-			if _, e := invoke(t, tool, nil, tc.input); e != nil {
+			if _, e := invoke(t, tool, synth.CallContext{}, tc.input); e != nil {
 				t.Fatal(e)
 			}
 			if got := up.last(t).URI; got != tc.want {
@@ -178,7 +178,7 @@ func TestURLValueErrors(t *testing.T) {
 		{`{"id":{"a":1}}`, synth.ReasonNotPrimitive, "must be a primitive"},
 		{`{"id":[1]}`, synth.ReasonNotPrimitive, "must be a primitive"},
 	} {
-		_, e := invoke(t, tool, nil, tc.input)
+		_, e := invoke(t, tool, synth.CallContext{}, tc.input)
 		if e == nil || e.Code != synth.CodeHandlerError || e.Reason != tc.reason || !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s: got %v", tc.input, e)
 		}
@@ -194,7 +194,7 @@ func TestURLValueErrors(t *testing.T) {
 func TestAuth(t *testing.T) {
 	up := newUpstream(t, reply(200, `{}`))
 	secrets := &countingSecrets{values: map[string]string{"production/TOKEN": "tok-1"}}
-	tc := synth.CallContext{SecretResolver: secrets}
+	tc := synth.CallContext{Secrets: secrets}
 
 	bearer := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/a","authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}`)
 	invoke(t, bearer, tc, `{}`)
@@ -227,7 +227,7 @@ func TestAuth(t *testing.T) {
 	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonSecretUnavailable || !strings.Contains(e.Message, "no secret resolver is wired") {
 		t.Errorf("no resolver: %v", e)
 	}
-	_, e = invoke(t, bearer, synth.CallContext{SecretResolver: auth.Map{}}, `{}`)
+	_, e = invoke(t, bearer, synth.CallContext{Secrets: auth.Map{}}, `{}`)
 	if e == nil || e.Reason != synth.ReasonSecretUnavailable || !strings.HasPrefix(e.Message, `Tool "t.tool" was not run: secret-unavailable: secret production/TOKEN`) {
 		t.Errorf("missing secret: %v", e)
 	}
@@ -254,7 +254,7 @@ func TestBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tool := load(t, up.URL, `{"kind":"http",`+tc.spec+`}`)
-			if _, e := invoke(t, tool, nil, tc.input); e != nil {
+			if _, e := invoke(t, tool, synth.CallContext{}, tc.input); e != nil {
 				t.Fatal(e)
 			}
 			r := up.last(t)
@@ -270,7 +270,7 @@ func TestHeaders(t *testing.T) {
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/h","headers":[
 		{"name":"X-Id","value":"id-{id}"},{"name":"X-Absent","value":"{nope}"},{"name":"X-Null","value":"[{n}]"},
 		{"name":"X-Num","value":"{big}"},{"name":"X-Raw","value":"a b/c?d"}]}`)
-	invoke(t, tool, nil, `{"id":"a b","n":null,"big":9007199254740993}`)
+	invoke(t, tool, synth.CallContext{}, `{"id":"a b","n":null,"big":9007199254740993}`)
 	h := up.last(t).Header
 	for k, want := range map[string]string{"X-Id": "id-a b", "X-Absent": "{nope}", "X-Null": "[]", "X-Num": "9007199254740993", "X-Raw": "a b/c?d", "User-Agent": httpspec.UserAgent} {
 		if got := h.Get(k); got != want {
@@ -278,7 +278,7 @@ func TestHeaders(t *testing.T) {
 		}
 	}
 	ua := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/h","headers":[{"name":"user-agent","value":"acme/2"}]}`)
-	invoke(t, ua, nil, `{}`)
+	invoke(t, ua, synth.CallContext{}, `{}`)
 	if got := up.last(t).Header.Values("User-Agent"); len(got) != 1 || got[0] != "acme/2" {
 		t.Errorf("User-Agent %v, want the manifest's only", got)
 	}
@@ -291,7 +291,7 @@ func TestHeaderInjectionRefused(t *testing.T) {
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/h","headers":[{"name":"X-Note","value":"{note}"}]}`)
 	for _, evil := range []string{"a\r\nX-Injected: 1", "a\nb", "a\u0000b", "a\rb"} {
 		in, _ := json.Marshal(map[string]string{"note": evil})
-		_, e := invoke(t, tool, nil, string(in))
+		_, e := invoke(t, tool, synth.CallContext{}, string(in))
 		if e == nil || e.Reason != synth.ReasonInvalidHeader {
 			t.Fatalf("%q: got %v", evil, e)
 		}
@@ -328,7 +328,7 @@ func TestStatusAndParse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			up := newUpstream(t, tc.h)
 			tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/s"`+tc.spec+`}`)
-			res, e := invoke(t, tool, nil, `{}`)
+			res, e := invoke(t, tool, synth.CallContext{}, `{}`)
 			if tc.reason == "" {
 				if e != nil {
 					t.Fatal(e)
@@ -355,7 +355,7 @@ func TestUpstreamStatusBodyIsCappedAndRedacted(t *testing.T) {
 		fmt.Fprintf(w, "bad token %s; url-encoded %s; %s", r.Header.Get("Authorization"), "s3cr%2Ft%2B1", long)
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/s","authorization":{"kind":"bearer","secretRef":{"envName":"p","name":"T"}}}`)
-	_, e := invoke(t, tool, synth.CallContext{SecretResolver: auth.Map{"p/T": "s3cr/t+1"}}, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{Secrets: auth.Map{"p/T": "s3cr/t+1"}}, `{}`)
 	if e == nil || e.Status != 401 {
 		t.Fatalf("got %v", e)
 	}
@@ -383,7 +383,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":100}`)
 	start := time.Now()
-	_, e := invoke(t, tool, nil, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e == nil || e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "timed out after 100ms") {
 		t.Fatalf("got %v", e)
 	}
@@ -400,7 +400,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := long.Invoke(ctx, nil, json.RawMessage(`{}`))
+		_, err := long.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`))
 		done <- err
 	}()
 	<-arrived
@@ -422,7 +422,7 @@ func TestResponseTooLarge(t *testing.T) {
 		}
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/big","parseJson":false}`, `"limits":{"memMB":1,"cpuMs":1}`)
-	_, e := invoke(t, tool, nil, `{}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e == nil || e.Reason != synth.ReasonResponseTooLarge || !strings.Contains(e.Message, "1048576-byte cap") {
 		t.Fatalf("got %v", e)
 	}
@@ -457,7 +457,7 @@ func TestConnectionAuth(t *testing.T) {
 	needs := `"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}}`
 	tool := load(t, up.URL, `{"kind":"http","method":"POST","urlTemplate":"{URL}/send","authorization":{"kind":"connection","connection":"gmail"}}`, needs)
 	conns := &fakeConnections{token: "stale", refreshd: "fresh"}
-	res, e := invoke(t, tool, synth.CallContext{TenantID: "t1", PersonID: "u1", ConnectionsSource: conns}, `{"raw":"x"}`)
+	res, e := invoke(t, tool, synth.CallContext{Tenant: "t1", Person: "u1", Connections: conns}, `{"raw":"x"}`)
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -467,11 +467,11 @@ func TestConnectionAuth(t *testing.T) {
 	if r := conns.reqs[0]; r.Tenant != "t1" || r.Person != "u1" || r.Name != "gmail" || r.Need.App != "google" {
 		t.Errorf("request %+v", r)
 	}
-	_, e = invoke(t, tool, synth.CallContext{ConnectionsSource: conns}, `{}`)
+	_, e = invoke(t, tool, synth.CallContext{Connections: conns}, `{}`)
 	if e == nil || e.Reason != synth.ReasonConnectionUnavailable || !strings.Contains(e.Message, "the run has no person") {
 		t.Errorf("no person: %v", e)
 	}
-	_, e = invoke(t, tool, synth.CallContext{PersonID: "u1"}, `{}`)
+	_, e = invoke(t, tool, synth.CallContext{Person: "u1"}, `{}`)
 	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonConnectionUnavailable {
 		t.Errorf("no source: %v", e)
 	}
@@ -510,7 +510,7 @@ func TestIdempotencyKey(t *testing.T) {
 		{`{"request_id":null}`, "from-kernel", "from-kernel", true},
 		{`{"request_id":null}`, "", "", false},
 	} {
-		invoke(t, tool, synth.CallContext{Key: tc.ctxKey}, tc.input)
+		invoke(t, tool, synth.CallContext{IdempotencyKey: tc.ctxKey}, tc.input)
 		got := up.last(t).Header.Values("Idempotency-Key")
 		if (len(got) == 1) != tc.present || (tc.present && got[0] != tc.want) {
 			t.Errorf("%s with key %q: header %q, want %q", tc.input, tc.ctxKey, got, tc.want)

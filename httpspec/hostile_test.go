@@ -54,7 +54,7 @@ func TestDeeplyNestedAnswerIsRefused(t *testing.T) {
 			tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/deep","timeoutMs":5000}`,
 				`"output":{"type":"array","items":{"$ref":"#"}}`)
 			var e *synth.Error
-			alloc := allocated(func() { _, e = invoke(t, tool, nil, `{}`) })
+			alloc := allocated(func() { _, e = invoke(t, tool, synth.CallContext{}, `{}`) })
 			if e == nil || e.Reason != synth.ReasonResponseNotJSON || !strings.Contains(e.Message, "nested deeper than 128 levels") {
 				t.Fatalf("got %v, want response-not-json for nesting over 128", e)
 			}
@@ -67,7 +67,7 @@ func TestDeeplyNestedAnswerIsRefused(t *testing.T) {
 	deep := strings.Repeat("[", 128) + strings.Repeat("]", 128)
 	up := newUpstream(t, reply(200, deep))
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/deep"}`, `"output":{"type":"array","items":{"$ref":"#"}}`)
-	if res, e := invoke(t, tool, nil, `{}`); e != nil || string(res.Output) != deep {
+	if res, e := invoke(t, tool, synth.CallContext{}, `{}`); e != nil || string(res.Output) != deep {
 		t.Fatalf("128 levels: %v", e)
 	}
 }
@@ -82,7 +82,7 @@ func TestDeeplyNestedInputIsRefused(t *testing.T) {
 		`{"a":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`,
 	} {
 		var e *synth.Error
-		alloc := allocated(func() { _, e = invoke(t, tool, nil, in) })
+		alloc := allocated(func() { _, e = invoke(t, tool, synth.CallContext{}, in) })
 		if e == nil || e.Code != synth.CodeInputValidationFailed || e.Reason != synth.ReasonInputInvalid || !strings.Contains(e.Message, "deeper than 128") {
 			t.Fatalf("got %v, want input-validation-failed/input-invalid", e)
 		}
@@ -112,7 +112,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tool := load(t, up.URL, tc.spec, name)
-			_, e := invoke(t, tool, nil, tc.input)
+			_, e := invoke(t, tool, synth.CallContext{}, tc.input)
 			if e == nil || e.Code != synth.CodeInputValidationFailed || e.Reason != synth.ReasonInputInvalid {
 				t.Fatalf("got %v, want input-validation-failed/input-invalid", e)
 			}
@@ -157,7 +157,7 @@ func TestDotSegmentsRefused(t *testing.T) {
 		{"/s{?q}{+rest}", `{"q":"a","rest":"#frag"}`, "/rest"},
 	} {
 		tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}`+tc.tmpl+`"}`)
-		_, e := invoke(t, tool, nil, tc.input)
+		_, e := invoke(t, tool, synth.CallContext{}, tc.input)
 		if tc.pointer == "" {
 			if e != nil {
 				t.Errorf("%s %s: %v", tc.tmpl, tc.input, e)
@@ -171,7 +171,7 @@ func TestDotSegmentsRefused(t *testing.T) {
 	before := up.count()
 	for _, ok := range []string{`{"x":"..."}`, `{"x":"..a"}`, `{"x":".well-known"}`, `{"x":"a.."}`, `{"x":"%2f"}`} {
 		tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/api/{x}/info"}`)
-		if _, e := invoke(t, tool, nil, ok); e != nil {
+		if _, e := invoke(t, tool, synth.CallContext{}, ok); e != nil {
 			t.Errorf("%s: %v", ok, e)
 		}
 	}
@@ -219,7 +219,7 @@ func TestHeaderAuthReachesTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc := synth.CallContext{SecretResolver: mapResolver{"production/KEY": "key-" + name}}
+			tc := synth.CallContext{Secrets: mapResolver{"production/KEY": "key-" + name}}
 			if _, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"k":1}`)); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -284,7 +284,7 @@ func TestTruncatedAnswerIsNotAnOutput(t *testing.T) {
 	tool := load(t, strings.TrimSuffix(up, "/"), `{"kind":"http","method":"GET","urlTemplate":"{URL}/t"}`)
 	truncated := 0
 	for range 300 {
-		if _, e := invoke(t, tool, nil, `{}`); e != nil && e.Code == synth.CodeHandlerError && e.Reason == synth.ReasonResponseTruncated {
+		if _, e := invoke(t, tool, synth.CallContext{}, `{}`); e != nil && e.Code == synth.CodeHandlerError && e.Reason == synth.ReasonResponseTruncated {
 			truncated++
 		}
 	}
@@ -304,7 +304,7 @@ func TestDryRunNeverShowsTheSecret(t *testing.T) {
 	leaks := 0
 	for range 40 {
 		secret := redacttest.RandomSecret(r)
-		tc := synth.CallContext{SecretResolver: mapResolver{"production/T": secret}}
+		tc := synth.CallContext{Secrets: mapResolver{"production/T": secret}}
 		for enc, f := range redacttest.Encodings {
 			form := f(secret)
 			if strings.ContainsAny(form, "\r\n\x00") {
@@ -328,7 +328,7 @@ func TestDryRunNeverShowsTheSecret(t *testing.T) {
 	if leaks != 0 {
 		t.Errorf("%d leaks", leaks)
 	}
-	tc := synth.CallContext{SecretResolver: mapResolver{"production/T": "x"}}
+	tc := synth.CallContext{Secrets: mapResolver{"production/T": "x"}}
 	out, err := tool.DryRun(context.Background(), tc, json.RawMessage(`{"echo":"example"}`))
 	if err != nil {
 		t.Fatal(err)

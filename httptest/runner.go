@@ -117,9 +117,9 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 	}
 	up.Script(script...)
 	tc := synth.CallContext{
-		TenantID: "test", PersonID: c.Context.Person, Key: c.Context.IdempotencyKey,
-		IsUnattended: c.Context.Unattended, IsApproved: c.Context.Approved,
-		SecretResolver: auth.Map(c.Context.Secrets), ConnectionsSource: tokens(c.Context.Connections),
+		Tenant: "test", Person: c.Context.Person, IdempotencyKey: c.Context.IdempotencyKey,
+		Unattended: c.Context.Unattended, Approved: c.Context.Approved,
+		Secrets: auth.Map(c.Context.Secrets), Connections: tokens(c.Context.Connections),
 	}
 	res, err := tool.Invoke(context.Background(), tc, c.Input)
 	var fails []string

@@ -104,10 +104,10 @@ func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
 	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {
 		secrets = auth.Chain{secrets, auth.Env{}}
 	}
-	cc := synth.CallContext{TenantID: tenant, PersonID: c.Person, RunID: c.Run, Key: c.IdempotencyKey,
-		IsUnattended: c.Unattended, IsApproved: c.Approved, SecretResolver: secrets}
+	cc := synth.CallContext{Tenant: tenant, Person: c.Person, Run: c.Run, IdempotencyKey: c.IdempotencyKey,
+		Unattended: c.Unattended, Approved: c.Approved, Secrets: secrets}
 	if s.cfg.Manager != nil {
-		cc.ConnectionsSource = s.cfg.Manager
+		cc.Connections = s.cfg.Manager
 	}
 	return cc
 }

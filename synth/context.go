@@ -5,31 +5,6 @@ import (
 	"errors"
 )
 
-// ToolContext is what the kernel knows about one call: who it runs for and the
-// resolvers the handler may use. Implementations must be safe for concurrent
-// use; [CallContext] is the ready one.
-type ToolContext interface {
-	// Tenant is the tenant the call runs in.
-	Tenant() string
-	// Person is the person the run acts for, "" when there is none.
-	Person() string
-	// Run identifies the run, "" outside one.
-	Run() string
-	// IdempotencyKey is stable across resume, retry and re-run of the same
-	// call; "" when the kernel has none.
-	IdempotencyKey() string
-	// Unattended reports that no person started the run (a schedule, a
-	// webhook, an event, a mail, a service account's key).
-	Unattended() bool
-	// Approved reports that a person approved this call, or that the trigger's
-	// toolsAllowedUnattended names the tool.
-	Approved() bool
-	// Secrets resolves secret references; nil when none is wired.
-	Secrets() SecretResolver
-	// Connections resolves OAuth connections; nil when none is wired.
-	Connections() ConnectionSource
-}
-
 // SecretRef names a secret: envName is the deployment environment it lives in
 // ("production", "local"), name its name there.
 type SecretRef struct {
@@ -75,27 +50,29 @@ type ConnectionSource interface {
 	AccessToken(ctx context.Context, req ConnectionRequest) (string, error)
 }
 
-// CallContext is a plain ToolContext. The zero value is an attended call of
-// tenant "" with no person and no resolvers.
+// CallContext is what the kernel knows about one call: who it runs for and
+// the resolvers the handler may use. It is a plain struct so that a field
+// added later breaks no caller; the zero value is an attended call of tenant
+// "" with no person and no resolvers. The resolvers must be safe for
+// concurrent use.
 type CallContext struct {
-	TenantID          string
-	PersonID          string
-	RunID             string
-	Key               string // idempotency key
-	IsUnattended      bool
-	IsApproved        bool
-	SecretResolver    SecretResolver
-	ConnectionsSource ConnectionSource
+	// Tenant is the tenant the call runs in.
+	Tenant string
+	// Person is the person the run acts for, "" when there is none.
+	Person string
+	// Run identifies the run, "" outside one.
+	Run string
+	// IdempotencyKey is stable across resume, retry and re-run of the same
+	// call; "" when the kernel has none.
+	IdempotencyKey string
+	// Unattended says no person started the run (a schedule, a webhook, an
+	// event, a mail, a service account's key).
+	Unattended bool
+	// Approved says a person approved this call, or that the trigger's
+	// toolsAllowedUnattended names the tool.
+	Approved bool
+	// Secrets resolves secret references; nil when none is wired.
+	Secrets SecretResolver
+	// Connections resolves OAuth connections; nil when none is wired.
+	Connections ConnectionSource
 }
-
-var _ ToolContext = CallContext{}
-
-// Tenant and the methods below implement ToolContext from the fields.
-func (c CallContext) Tenant() string                { return c.TenantID }
-func (c CallContext) Person() string                { return c.PersonID }
-func (c CallContext) Run() string                   { return c.RunID }
-func (c CallContext) IdempotencyKey() string        { return c.Key }
-func (c CallContext) Unattended() bool              { return c.IsUnattended }
-func (c CallContext) Approved() bool                { return c.IsApproved }
-func (c CallContext) Secrets() SecretResolver       { return c.SecretResolver }
-func (c CallContext) Connections() ConnectionSource { return c.ConnectionsSource }

@@ -22,8 +22,11 @@ type Handler interface {
 // Call is one invocation handed to a Handler.
 type Call struct {
 	Tool    *Tool
-	Context ToolContext
+	Context CallContext
 	Input   json.RawMessage // a JSON object, validated, defaults filled
+	// Options are the caller's settings for this call (timeout, logger,
+	// log attributes); Context.IdempotencyKey already has the option's key.
+	Options InvokeOptions
 	// Secrets is the call's redactor: a handler adds every secret value it
 	// resolves, and Invoke redacts them from everything it returns that is
 	// the library's own words (error messages, bodies, violations, dry

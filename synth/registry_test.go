@@ -78,7 +78,7 @@ func TestCustomKind(t *testing.T) {
 	if built.ID != "x.echo" {
 		t.Errorf("synthesizer saw %q", built.ID)
 	}
-	res, err := tool.Invoke(context.Background(), nil, json.RawMessage(`{"a":1}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"a":1}`))
 	if err != nil || string(res.Output) != `{"a":1}` {
 		t.Fatalf("got %s, %v", res.Output, err)
 	}

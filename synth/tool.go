@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -43,16 +44,60 @@ func (t *Tool) StreamsOutput() bool {
 	return t.output == nil || t.output.onlyType == "any"
 }
 
-// InvokeOption changes one call.
-type InvokeOption func(*invokeOptions)
-
-type invokeOptions struct {
-	skipOutput bool
+// InvokeOptions are what a kernel may set for one call. They reach the
+// handler as Call.Options.
+type InvokeOptions struct {
+	// Timeout, when positive, replaces the manifest's own timeout (for
+	// http, spec.timeoutMs) for this call. The context's deadline still
+	// applies: the call ends at whichever comes first, and its error says
+	// which one it was.
+	Timeout time.Duration
+	// Logger takes the records of this call (for http, the audit record of
+	// each outbound call) instead of the handler's logger; nil keeps that.
+	Logger *slog.Logger
+	// LogAttrs are added to every record of this call: a run id, a step.
+	LogAttrs []slog.Attr
+	// IdempotencyKey, when set, replaces CallContext.IdempotencyKey.
+	IdempotencyKey string
+	// SkipOutputValidation returns the output even when it does not match
+	// the output schema.
+	SkipOutputValidation bool
 }
 
-// SkipOutputValidation returns the output even when it does not match the
-// output schema.
-func SkipOutputValidation() InvokeOption { return func(o *invokeOptions) { o.skipOutput = true } }
+// InvokeOption sets one of a call's InvokeOptions.
+type InvokeOption func(*InvokeOptions)
+
+// WithTimeout sets InvokeOptions.Timeout.
+func WithTimeout(d time.Duration) InvokeOption { return func(o *InvokeOptions) { o.Timeout = d } }
+
+// WithLogger sets InvokeOptions.Logger.
+func WithLogger(l *slog.Logger) InvokeOption { return func(o *InvokeOptions) { o.Logger = l } }
+
+// WithLogAttrs adds to InvokeOptions.LogAttrs.
+func WithLogAttrs(attrs ...slog.Attr) InvokeOption {
+	return func(o *InvokeOptions) { o.LogAttrs = append(o.LogAttrs[:len(o.LogAttrs):len(o.LogAttrs)], attrs...) }
+}
+
+// WithIdempotencyKey sets InvokeOptions.IdempotencyKey.
+func WithIdempotencyKey(key string) InvokeOption {
+	return func(o *InvokeOptions) { o.IdempotencyKey = key }
+}
+
+// SkipOutputValidation sets InvokeOptions.SkipOutputValidation.
+func SkipOutputValidation() InvokeOption {
+	return func(o *InvokeOptions) { o.SkipOutputValidation = true }
+}
+
+func newCall(t *Tool, cc CallContext, in json.RawMessage, opts []InvokeOption) *Call {
+	c := &Call{Tool: t, Context: cc, Input: in, Secrets: &redact.Set{}}
+	for _, opt := range opts {
+		opt(&c.Options)
+	}
+	if c.Options.IdempotencyKey != "" {
+		c.Context.IdempotencyKey = c.Options.IdempotencyKey
+	}
+	return c
+}
 
 // ID returns the tool's id.
 func (t *Tool) ID() string { return t.Manifest.ID }
@@ -102,28 +147,22 @@ func (t *Tool) NeedsApproval() bool {
 // Invoke runs one call: it validates the input (filling schema defaults),
 // refuses unattended calls that need approval, runs the handler, and validates
 // the output. Every error is a *Error carrying the tool id.
-func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage, opts ...InvokeOption) (*Result, error) {
+func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts ...InvokeOption) (*Result, error) {
 	start := time.Now()
-	var o invokeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if tc == nil {
-		tc = CallContext{}
-	}
 	in, err := t.validateInput(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	if tc.Unattended() && !tc.Approved() && t.NeedsApproval() {
+	if cc.Unattended && !cc.Approved && t.NeedsApproval() {
 		return nil, PreconditionFailed(ReasonApprovalRequired,
 			"a person must approve each call of this tool in a run no person started: ask for approval, or name the tool in the trigger's toolsAllowedUnattended").finish(t.ID())
 	}
 	if t.handler == nil {
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	secrets := &redact.Set{}
-	out, err := t.handler.Handle(ctx, &Call{Tool: t, Context: tc, Input: in, Secrets: secrets})
+	call := newCall(t, cc, in, opts)
+	secrets := call.Secrets
+	out, err := t.handler.Handle(ctx, call)
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
 	}
@@ -135,7 +174,7 @@ func (t *Tool) Invoke(ctx context.Context, tc ToolContext, input json.RawMessage
 			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
 		}
 	}
-	if !o.skipOutput && t.output != nil {
+	if !call.Options.SkipOutputValidation && t.output != nil {
 		// Checking against a schema that needs the whole value decodes it:
 		// several times the answer's bytes, drawn on the call's memory
 		// budget first.
@@ -248,10 +287,7 @@ func (t *Tool) wrap(err error) *Error {
 // DryRun validates input and asks the handler to describe the request it
 // would send, sending nothing. Handlers that cannot describe a call give a
 // handler-error.
-func (t *Tool) DryRun(ctx context.Context, tc ToolContext, input json.RawMessage) (json.RawMessage, error) {
-	if tc == nil {
-		tc = CallContext{}
-	}
+func (t *Tool) DryRun(ctx context.Context, cc CallContext, input json.RawMessage, opts ...InvokeOption) (json.RawMessage, error) {
 	in, err := t.ValidateInput(input)
 	if err != nil {
 		return nil, err
@@ -260,8 +296,9 @@ func (t *Tool) DryRun(ctx context.Context, tc ToolContext, input json.RawMessage
 	if !ok {
 		return nil, HandlerError("", "this tool's handler cannot describe a call without making it").finish(t.ID())
 	}
-	secrets := &redact.Set{}
-	out, err := dr.DryRun(ctx, &Call{Tool: t, Context: tc, Input: in, Secrets: secrets})
+	call := newCall(t, cc, in, opts)
+	secrets := call.Secrets
+	out, err := dr.DryRun(ctx, call)
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
 	}

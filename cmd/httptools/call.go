@@ -78,9 +78,9 @@ func call(args []string, stdout, stderr io.Writer) int {
 		return printError(stderr, err)
 	}
 	tc := synth.CallContext{
-		TenantID:       "local",
-		PersonID:       *person,
-		SecretResolver: auth.Chain{auth.Map(secrets), auth.Env{}},
+		Tenant:       "local",
+		Person:       *person,
+		Secrets: auth.Chain{auth.Map(secrets), auth.Env{}},
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -1,0 +1,201 @@
+package httpspec_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// slowUpstream answers after the request's context ends or after d.
+func slowUpstream(t *testing.T, d time.Duration) *upstream {
+	return newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(d):
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"ok":true}`))
+		}
+	})
+}
+
+func invokeErr(t *testing.T, ctx context.Context, tool *synth.Tool, opts ...synth.InvokeOption) *synth.Error {
+	t.Helper()
+	_, err := tool.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`), opts...)
+	var e *synth.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want a *synth.Error", err)
+	}
+	return e
+}
+
+// TestTimeoutNamesTheDeadlineThatFired: the caller's deadline, the call's
+// timeout option and the manifest's timeoutMs are each named when they
+// are the one that ended the call, with the figure that applied.
+func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
+	up := slowUpstream(t, 10*time.Second)
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":30000}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	e := invokeErr(t, ctx, tool)
+	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "the caller's deadline passed, before the tool's timeoutMs of 30000ms") || !regexp.MustCompile(`timed out after (9\d|1\d\d)ms`).MatchString(e.Message) {
+		t.Errorf("caller's deadline: %s: %q", e.Reason, e.Message)
+	}
+	if strings.Contains(e.Message, "timed out after 30000ms") {
+		t.Errorf("names the manifest's figure for the caller's deadline: %q", e.Message)
+	}
+
+	e = invokeErr(t, context.Background(), tool, synth.WithTimeout(80*time.Millisecond))
+	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "timed out after 80ms (the call's timeout option)") {
+		t.Errorf("option: %s: %q", e.Reason, e.Message)
+	}
+
+	short := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":120}`)
+	e = invokeErr(t, context.Background(), short)
+	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "timed out after 120ms (the tool's timeoutMs)") {
+		t.Errorf("manifest: %s: %q", e.Reason, e.Message)
+	}
+
+	// A caller's deadline later than the option: the option fires.
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e = invokeErr(t, ctx, tool, synth.WithTimeout(60*time.Millisecond))
+	if !strings.Contains(e.Message, "(the call's timeout option)") {
+		t.Errorf("option under a later deadline: %q", e.Message)
+	}
+
+	// Cancelled, not timed out.
+	ctx, cancelNow := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancelNow)
+	e = invokeErr(t, ctx, tool)
+	if e.Reason != synth.ReasonCanceled || !strings.Contains(e.Message, "canceled by its caller") {
+		t.Errorf("cancel: %s: %q", e.Reason, e.Message)
+	}
+}
+
+// TestTimeoutOptionReplacesTheManifests: a longer per-call timeout lets a
+// call finish that the manifest's figure would have cut.
+func TestTimeoutOptionReplacesTheManifests(t *testing.T) {
+	up := slowUpstream(t, 300*time.Millisecond)
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":100}`)
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.WithTimeout(5*time.Second)); err != nil {
+		t.Fatalf("with a 5 s option: %v", err)
+	}
+	if e := invokeErr(t, context.Background(), tool); e.Reason != synth.ReasonTimeout {
+		t.Fatalf("without: %v", e)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPerCallLoggerAndAttrs: the call's logger takes the audit record, with
+// the call's attributes, and the client's logger takes none; the
+// idempotency key option reaches the header.
+func TestPerCallLoggerAndAttrs(t *testing.T) {
+	var clientLog, callLog syncBuffer
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Logger:     slog.New(slog.NewJSONHandler(&clientLog, nil)),
+	})))
+	up := newUpstream(t, reply(200, `{}`))
+	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.opts","description":"d","version":"1.0.0","mutating":true,
+	  "input":{"type":"object"},"output":{},
+	  "spec":{"kind":"http","method":"POST","urlTemplate":"` + up.URL + `/x","headers":[{"name":"Idempotency-Key","value":""}],
+	    "authorization":{"kind":"bearer","secretRef":{"envName":"e","name":"T"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := synth.CallContext{Tenant: "acme", IdempotencyKey: "from-context", Secrets: auth.Map{"e/T": "s3cret-token-value"}}
+	_, err = tool.Invoke(context.Background(), cc, json.RawMessage(`{}`),
+		synth.WithLogger(slog.New(slog.NewJSONHandler(&callLog, nil))),
+		synth.WithLogAttrs(slog.String("run", "r-17")), synth.WithLogAttrs(slog.Int("step", 3)),
+		synth.WithIdempotencyKey("from-option"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clientLog.String() != "" {
+		t.Errorf("the client's logger got %q", clientLog.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(callLog.String()), &rec); err != nil {
+		t.Fatalf("call log %q: %v", callLog.String(), err)
+	}
+	if rec["msg"] != "outbound call" || rec["tool"] != "t.opts" || rec["tenant"] != "acme" || rec["run"] != "r-17" || rec["step"] != 3.0 {
+		t.Errorf("record %v", rec)
+	}
+	if strings.Contains(callLog.String(), "s3cret") {
+		t.Errorf("the record holds the secret: %s", callLog.String())
+	}
+	if got := up.last(t).Header.Get("Idempotency-Key"); got != "from-option" {
+		t.Errorf("Idempotency-Key %q, want the option's", got)
+	}
+
+	// Without the option, the client's logger and the context's key.
+	if _, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(clientLog.String(), `"msg":"outbound call"`) {
+		t.Errorf("client log %q", clientLog.String())
+	}
+	if got := up.last(t).Header.Get("Idempotency-Key"); got != "from-context" {
+		t.Errorf("Idempotency-Key %q, want the context's", got)
+	}
+}
+
+// TestLibraryLogsNothingByDefault: a client built without a logger writes
+// no record to the program's default logger.
+func TestLibraryLogsNothingByDefault(t *testing.T) {
+	var global syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	})))
+	up := newUpstream(t, reply(200, `{}`))
+	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.quiet","description":"d","version":"1.0.0","mutating":false,
+	  "input":{"type":"object"},"output":{},"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := global.String(); s != "" {
+		t.Errorf("the default logger got %q", s)
+	}
+}
