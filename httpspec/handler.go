@@ -573,7 +573,9 @@ type ownTimeout struct {
 	what string
 }
 
-func (o *ownTimeout) Error() string { return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds()) }
+func (o *ownTimeout) Error() string {
+	return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds())
+}
 
 // deadlines are the contexts of one call: the caller's and the call's own
 // (the caller's, bounded by ownTimeout).

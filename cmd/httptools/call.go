@@ -78,8 +78,8 @@ func call(args []string, stdout, stderr io.Writer) int {
 		return printError(stderr, err)
 	}
 	tc := synth.CallContext{
-		Tenant:       "local",
-		Person:       *person,
+		Tenant:  "local",
+		Person:  *person,
 		Secrets: auth.Chain{auth.Map(secrets), auth.Env{}},
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
