@@ -74,6 +74,13 @@ type Config struct {
 	// in use and idle); calls beyond it wait for one within their deadline.
 	// 0 means DefaultMaxConnsPerHost; -1 means no bound.
 	MaxConnsPerHost int
+	// WrapTransport, when set, wraps the transport every attempt and every
+	// redirect hop goes through: tracing middleware, a recorder. It sits
+	// above the policy: what the wrapper sends still passes the scheme
+	// rule and the tool's allowlist (checked again on the request the
+	// wrapper hands down) and is dialled through the SSRF guard, so no
+	// wrapper can reach an address the guard refuses.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // DefaultMaxConnsPerHost is the default of Config.MaxConnsPerHost.
@@ -98,6 +105,24 @@ type Client struct {
 }
 
 type noCloseIdle struct{ rt http.RoundTripper }
+
+// checked applies the hop rules to a request a WrapTransport hands down:
+// the wrapper may have changed its URL.
+type checked struct{ rt http.RoundTripper }
+
+func (c checked) RoundTrip(r *http.Request) (*http.Response, error) {
+	cl := callOf(r.Context())
+	if cl == nil {
+		return nil, &DeniedError{Host: r.URL.Hostname(), Why: "the request does not belong to a call of this client"}
+	}
+	if err := cl.checkHop(r.Context(), r.URL); err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
+	}
+	return c.rt.RoundTrip(r)
+}
 
 func (n noCloseIdle) RoundTrip(r *http.Request) (*http.Response, error) { return n.rt.RoundTrip(r) }
 
@@ -140,6 +165,9 @@ func NewClient(cfg Config) *Client {
 		MaxResponseHeaderBytes: DefaultMaxHeaderBytes,
 	}
 	c.pooled = noCloseIdle{c.transport}
+	if cfg.WrapTransport != nil {
+		c.pooled = cfg.WrapTransport(checked{c.pooled})
+	}
 	c.retry = &retryablehttp.Client{
 		HTTPClient:      &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
 		Logger:          nil, // the audit record is ours; nothing else logs

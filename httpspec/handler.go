@@ -41,21 +41,37 @@ func sharedClient() *fetch.Client {
 	return defaultClient
 }
 
+// Sender sends one outbound request and reads its answer. *fetch.Client is
+// the one httptools has: the SSRF guard, the allowlist on every redirect
+// hop, retries that never repeat a POST, the caps and the audit record. A
+// kernel may put its own in front of one (a test double, a recorder); to
+// trace or change what goes on the wire, wrap the client's transport
+// instead (fetch.Config.WrapTransport), which keeps the guard underneath.
+type Sender interface {
+	Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error)
+}
+
+var _ Sender = (*fetch.Client)(nil)
+
 // Synthesizer builds handlers for the "http" kind.
 type Synthesizer struct {
-	// Client sends the requests; nil means one shared pooled client.
-	Client *fetch.Client
+	sender Sender
 }
 
 var _ synth.Synthesizer = (*Synthesizer)(nil)
 
-// NewSynthesizer returns a synthesizer whose handlers send through client
-// (nil: a shared pooled client). Register it in a registry of your own to use
-// your own client:
+// NewSynthesizer returns a synthesizer whose handlers send through s (nil:
+// one shared *fetch.Client, guard on with no exceptions, no proxy).
+// Register it in a registry of your own to use your own client:
 //
 //	reg := &synth.Registry{}
 //	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
-func NewSynthesizer(client *fetch.Client) *Synthesizer { return &Synthesizer{Client: client} }
+func NewSynthesizer(s Sender) *Synthesizer {
+	if c, ok := s.(*fetch.Client); ok && c == nil {
+		s = nil // a nil *fetch.Client is no client
+	}
+	return &Synthesizer{sender: s}
+}
 
 // Synthesize checks the spec and compiles a Handler.
 func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
@@ -65,7 +81,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if b.Problems.HasErrors() || tmpl == nil {
 		return nil
 	}
-	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.Client, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
+	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
@@ -73,7 +89,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 		h.authHeaders = []string{http.CanonicalHeaderKey(a.HeaderName)}
 	}
 	if h.client == nil {
-		h.client = sharedClient()
+		h.client = sharedClient() // the zero Synthesizer, or NewSynthesizer(nil)
 	}
 	h.credVar = auth.Var(s.Authorization)
 	for _, v := range tmpl.Vars() {
@@ -117,7 +133,7 @@ type Handler struct {
 
 	tmpl           *Template
 	origin         origin
-	client         *fetch.Client
+	client         Sender
 	vars           map[string]string // template variable → gjson path
 	consumed       map[string]bool   // top-level input keys the URL uses
 	headers        []header

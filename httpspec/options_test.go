@@ -199,3 +199,45 @@ func TestLibraryLogsNothingByDefault(t *testing.T) {
 		t.Errorf("the default logger got %q", s)
 	}
 }
+
+// countingSender stands in front of a fetch.Client, as a kernel's test
+// double or recorder would.
+type countingSender struct {
+	next *fetch.Client
+	mu   sync.Mutex
+	reqs []*fetch.Request
+}
+
+func (c *countingSender) Do(ctx context.Context, r *fetch.Request) (*fetch.Response, error) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, r)
+	c.mu.Unlock()
+	return c.next.Do(ctx, r)
+}
+
+// TestSenderSeam: handlers send through the Sender they were synthesized
+// with, which sees the tool, tenant and policy of each request.
+func TestSenderSeam(t *testing.T) {
+	up := newUpstream(t, reply(200, `{"ok":true}`))
+	s := &countingSender{next: fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(s))
+	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.seam","description":"d","version":"1.0.0","mutating":false,
+	  "input":{"type":"object"},"output":{},"network":{"kind":"allowlist","hosts":["127.0.0.1"]},
+	  "spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: "acme"}, json.RawMessage(`{}`))
+	if err != nil || string(res.Output) != `{"ok":true}` {
+		t.Fatalf("%v %v", err, res)
+	}
+	if len(s.reqs) != 1 || s.reqs[0].Tool != "t.seam" || s.reqs[0].Tenant != "acme" || !s.reqs[0].Restricted || s.reqs[0].Allowlist[0] != "127.0.0.1" {
+		t.Fatalf("sender saw %+v", s.reqs)
+	}
+	// A nil *fetch.Client is no client: the shared one is used.
+	var none *fetch.Client
+	if httpspec.NewSynthesizer(none) == nil {
+		t.Fatal("nil")
+	}
+}
