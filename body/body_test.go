@@ -1,7 +1,10 @@
 package body
 
 import (
+	"encoding/json"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestJSONWithout(t *testing.T) {
@@ -74,4 +77,21 @@ func containsBrace(s string) bool {
 		}
 	}
 	return false
+}
+
+// TestPathReadsEveryKeyExactly: a key made of gjson syntax is read as the
+// key it is, never as a multipath, a query or a modifier.
+func TestPathReadsEveryKeyExactly(t *testing.T) {
+	keys := []string{"[a,b]", "{a,b}", "a.b", "#", "#(x==1)", "@this", "@reverse", "a|b", "a*", "a?", "!true", "=", "<>", "%", `"q"`, `back\slash`, "comma,", "colon:", "sp ace", "é", "0", "-1", "", "[", "]", "{", "}", ",", "a]b", "\x00"}
+	for _, k := range keys {
+		doc, _ := json.Marshal(map[string]any{k: 1, "a": 2, "b": 3, "x": []any{map[string]any{"x": 1}}})
+		got := gjson.GetBytes(doc, Path([]string{k}))
+		if got.Raw != "1" {
+			t.Errorf("Path(%q) = %q reads %q, want 1", k, Path([]string{k}), got.Raw)
+		}
+		nested, _ := json.Marshal(map[string]any{"outer": map[string]any{k: map[string]any{k: 1}}})
+		if got := gjson.GetBytes(nested, Path([]string{"outer", k, k})); got.Raw != "1" {
+			t.Errorf("nested Path(%q) reads %q", k, got.Raw)
+		}
+	}
 }

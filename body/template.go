@@ -101,20 +101,16 @@ func (t *Template) Fill(input []byte) string {
 	return b.String()
 }
 
-// Path makes a gjson path that reads the nested keys exactly, escaping
-// gjson's special characters.
+// Path makes a gjson path that reads the nested keys exactly: each key
+// escaped by gjson.Escape, so that no key is read as gjson syntax (a
+// multipath "[a,b]", a query "#(…)", a modifier "@this").
 func Path(keys []string) string {
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		for j := 0; j < len(k); j++ {
-			if strings.IndexByte(`.*?|#@\!=<>%"`, k[j]) >= 0 {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(k[j])
-		}
+		b.WriteString(gjson.Escape(k))
 	}
 	return b.String()
 }

@@ -468,7 +468,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	}
 	if resp.Streamed {
 		if small == nil {
-			return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Checked: true, Streamed: true}, nil
+			return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Streamed: true}, nil
 		}
 		resp.Body, resp.Streamed = small, false
 	}
@@ -648,7 +648,7 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
 	}
-	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Checked: true}
+	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
 	if !h.Spec.Parse() {
 		if !utf8.Valid(resp.Body) {
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotText, Status: resp.Status,
@@ -666,11 +666,12 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		out.JSON = json.RawMessage("null")
 		return out, nil
 	}
-	if err := jsoncheck.CheckWith(raw, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
+	out, err := synth.CheckOutput(raw)
+	if err != nil {
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
 			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: notJSON(err)}
 	}
-	out.JSON = raw
+	out.Status, out.Attempts = resp.Status, resp.Attempts
 	return out, nil
 }
 

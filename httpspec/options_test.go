@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,5 +240,26 @@ func TestSenderSeam(t *testing.T) {
 	var none *fetch.Client
 	if httpspec.NewSynthesizer(none) == nil {
 		t.Fatal("nil")
+	}
+}
+
+// TestHeaderNamesAreTokens: header names (a header's, the header
+// authorization's) are RFC 9110 tokens, refused with the field path
+// otherwise.
+func TestHeaderNamesAreTokens(t *testing.T) {
+	good := []string{"X-Api-Key", "x_key", "X.Key~", "A!#$%&'*+-.^_`|~9"}
+	bad := []string{"X Key", "X:Key", "é-Key", "X\tKey", "X(Key)", "X\"K", "X/Y", "X@Y", "X[Y]", "X{Y}", "X,Y", "X;Y", "X=Y", "X?Y", "X\\Y", "\x7f", "X\x00"}
+	for _, name := range append(good, bad...) {
+		n, _ := json.Marshal(name)
+		for _, c := range []struct{ spec, path string }{
+			{`{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/x","headers":[{"name":` + string(n) + `,"value":"v"}]}`, "spec.headers[0].name"},
+			{`{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/x","authorization":{"kind":"header","headerName":` + string(n) + `,"secretRef":{"envName":"e","name":"K"}}}`, "spec.authorization.headerName"},
+		} {
+			_, err := loopbackLoader.Load([]byte(`{"id":"t.h","description":"d","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},"spec":` + c.spec + `}`))
+			wantBad := slices.Contains(bad, name)
+			if got := err != nil && strings.Contains(err.Error(), c.path) && strings.Contains(err.Error(), "is not a valid header name"); got != wantBad {
+				t.Errorf("%q at %s: refused %v, want %v (%v)", name, c.path, got, wantBad, err)
+			}
+		}
 	}
 }

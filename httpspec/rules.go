@@ -2,6 +2,7 @@ package httpspec
 
 import (
 	"fmt"
+	"golang.org/x/net/http/httpguts"
 	"maps"
 	"net/url"
 	"slices"
@@ -45,7 +46,7 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 			}
 		case auth.KindHeader:
 			switch {
-			case !isToken(a.HeaderName):
+			case !httpguts.ValidHeaderFieldName(a.HeaderName):
 				ps.Error("spec.authorization.headerName", fmt.Sprintf("%q is not a valid header name: use letters, digits and !#$%%&'*+-.^_`|~ only", a.HeaderName))
 			case forbiddenHeaders[strings.ToLower(a.HeaderName)]:
 				ps.Error("spec.authorization.headerName", fmt.Sprintf("%s is set by the HTTP client and cannot carry a secret: pick the header your API reads the key from", a.HeaderName))
@@ -159,7 +160,7 @@ func checkHeaders(s *Spec, ps *synth.Problems) {
 		switch {
 		case ps.SchemaRefused(p):
 			continue
-		case !isToken(h.Name):
+		case !httpguts.ValidHeaderFieldName(h.Name):
 			ps.Error(p+".name", fmt.Sprintf("%q is not a valid header name (RFC 9110 token): use letters, digits and !#$%%&'*+-.^_`|~ only", h.Name))
 		case forbiddenHeaders[strings.ToLower(h.Name)]:
 			ps.Error(p+".name", fmt.Sprintf("%s is set by the HTTP client: remove this header", h.Name))
@@ -234,18 +235,4 @@ func hasNetworkEffect(m *synth.Manifest, host string) bool {
 		}
 	}
 	return false
-}
-
-// isToken reports whether s is an RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

@@ -127,6 +127,13 @@ func (s *Set) snapshot() []needle {
 
 // Redact returns text with every secret of the set, in every spelling the
 // package lists, replaced by Mask.
+//
+// It is not a strings.Replacer of the spellings, which was measured and
+// is wrong here: a Replacer replaces whole known strings, but a secret is
+// also found by any prefix of MinPrefix bytes or more (an excerpt cut
+// inside it) and in decoded views of the text (mixed and double escapes)
+// whose matches map back to spans of the original; those spans, merged,
+// are what is masked.
 func (s *Set) Redact(text string) string {
 	ns := s.snapshot()
 	if len(ns) == 0 || text == "" {

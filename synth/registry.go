@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/redact"
 	"io"
 	"sort"
@@ -39,13 +40,32 @@ type Output struct {
 	JSON     json.RawMessage // the output value, exactly as it will be returned
 	Status   int             // upstream status, 0 if none
 	Attempts int             // upstream attempts, 0 if none
-	// Checked says the handler has already checked JSON as Invoke would
-	// (jsoncheck: one well-formed value, unique names, within the limits);
-	// otherwise Invoke checks it, and refuses it as response-not-json.
-	Checked bool
 	// Streamed says the value went to the call's OutputSink as it arrived
 	// (checked as it went); JSON is then nil.
 	Streamed bool
+
+	// checked is the JSON CheckOutput accepted: Invoke does not check the
+	// same bytes twice, and checks any others.
+	checked []byte
+}
+
+// CheckOutput checks raw as Invoke checks a handler's output (one
+// well-formed JSON value, no member named twice, within the nesting and
+// number limits; strings need not be valid UTF-8) and returns an Output
+// holding it, which Invoke does not check again. A handler that must check
+// the value itself (to word its own error) uses it to spare the second
+// pass; any other Output is checked by Invoke. The error is a
+// *jsoncheck.Error whose message says what is wrong and where.
+func CheckOutput(raw json.RawMessage) (*Output, error) {
+	if err := jsoncheck.CheckWith(raw, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
+		return nil, err
+	}
+	return &Output{JSON: raw, checked: raw}, nil
+}
+
+// wellFormed says o.JSON is what CheckOutput accepted: the same bytes.
+func (o *Output) wellFormed() bool {
+	return len(o.checked) == len(o.JSON) && (len(o.JSON) == 0 || &o.checked[0] == &o.JSON[0])
 }
 
 // OutputSink takes a call's output as it arrives, for a tool whose output

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/httptools/httptools/synth"
@@ -91,5 +92,59 @@ func TestCustomKind(t *testing.T) {
 	// The default registry is untouched by this test.
 	if _, ok := synth.DefaultRegistry.Lookup("echo"); ok {
 		t.Error("echo leaked into the default registry")
+	}
+}
+
+// fixed is a handler that returns the same output each call.
+type fixed struct{ out *synth.Output }
+
+func (f fixed) Handle(context.Context, *synth.Call) (*synth.Output, error) { return f.out, nil }
+
+// TestHandlerOutputIsCheckedBeforeTheFastPaths: whatever a handler returns
+// is checked as JSON before an output schema's fast path may call it
+// valid; only bytes CheckOutput accepted are spared the second pass.
+func TestHandlerOutputIsCheckedBeforeTheFastPaths(t *testing.T) {
+	schemas := []string{`{}`, `{"type":"object"}`, `{"type":"object","properties":{"a":{"type":"integer"}}}`, `{"type":"array"}`, `{"type":"string"}`}
+	broken := []string{`{"a":`, `{"a":1,"a":2}`, `{"a":1}{"b":2}`, `{"a":1} x`, `[1,2`, `"unterminated`, `{"a":01}`, `{"a":1e999999}`, ``, strings.Repeat("[", 200) + strings.Repeat("]", 200)}
+	for _, schema := range schemas {
+		for _, b := range broken {
+			reg := &synth.Registry{}
+			reg.MustRegister("fixed", synth.SynthesizerFunc(func(*synth.Build) synth.Handler {
+				return fixed{&synth.Output{JSON: json.RawMessage(b), Status: 200}}
+			}))
+			tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"x.fixed","description":"d","version":"1.0.0","input":{"type":"object"},"output":` + schema + `,"spec":{"kind":"fixed"}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`))
+			var e *synth.Error
+			if !errors.As(err, &e) || e.Reason != synth.ReasonResponseNotJSON {
+				t.Errorf("schema %s, output %.40q: got %v, want response-not-json", schema, b, err)
+			}
+		}
+	}
+	// CheckOutput refuses what Invoke would, and what it accepts passes.
+	for _, b := range broken {
+		if _, err := synth.CheckOutput(json.RawMessage(b)); err == nil {
+			t.Errorf("CheckOutput accepted %.40q", b)
+		}
+	}
+	out, err := synth.CheckOutput(json.RawMessage(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &synth.Registry{}
+	reg.MustRegister("fixed", synth.SynthesizerFunc(func(*synth.Build) synth.Handler { return fixed{out} }))
+	tool, _ := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"x.fixed","description":"d","version":"1.0.0","input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"fixed"}}`))
+	if res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil || string(res.Output) != `{"a":1}` {
+		t.Fatalf("%v %v", res, err)
+	}
+	// A handler returning nothing at all is an error, not a crash.
+	reg = &synth.Registry{}
+	reg.MustRegister("fixed", synth.SynthesizerFunc(func(*synth.Build) synth.Handler { return fixed{nil} }))
+	tool, _ = (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"x.fixed","description":"d","version":"1.0.0","input":{"type":"object"},"output":{},"spec":{"kind":"fixed"}}`))
+	var e *synth.Error
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); !errors.As(err, &e) || e.Code != synth.CodeHandlerError {
+		t.Fatalf("nil output: %v", err)
 	}
 }

@@ -166,10 +166,13 @@ func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
 	}
+	if out == nil {
+		return nil, HandlerError("", "the handler returned neither an output nor an error").finish(t.ID())
+	}
 	if out.Streamed {
 		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.Manifest.OutsideData()}, nil
 	}
-	if !out.Checked {
+	if !out.wellFormed() || len(out.JSON) == 0 {
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
 			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
 		}
