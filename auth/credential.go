@@ -70,7 +70,7 @@ func Resolve(ctx context.Context, spec *Spec, tool *synth.Tool, cc synth.CallCon
 		}
 		return Credential{Header: spec.HeaderName, Value: v, Secret: v}, nil
 	case KindConnection:
-		need, ok := tool.Manifest.NeedsSpec.Connections[spec.Connection]
+		need, ok := tool.Connection(spec.Connection)
 		if !ok { // load-time rules make this unreachable
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q is not declared in needsSpec.connections", spec.Connection)
 		}

@@ -12,5 +12,5 @@ import "github.com/httptools/httptools/synth"
 const Kind = "http"
 
 func init() {
-	synth.DefaultRegistry.MustRegister(Kind, NewSynthesizer(nil))
+	synth.DefaultRegistry().MustRegister(Kind, NewSynthesizer(nil))
 }

@@ -19,7 +19,7 @@ import (
 // request as a command line to paste, with the secret as a shell variable
 // ("$HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN") instead of its value.
 func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
-	r, err := h.Prepare(ctx, call)
+	r, err := h.prepare(ctx, call, "")
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 }
 
 // Describe renders the request as DryRun does, secrets redacted.
-func (r *Request) Describe() json.RawMessage {
+func (r *request) Describe() json.RawMessage {
 	r = r.forPrinting()
 	names := make([]string, 0, len(r.Header))
 	for k := range r.Header {
@@ -71,7 +71,7 @@ func isJSONType(ct string) bool {
 // written as its shell variable, and every other character is quoted, so the
 // line can be pasted as is; any other value of the secret that shows up (in
 // a header filled from input, say) is redacted.
-func (r *Request) Curl() string {
+func (r *request) Curl() string {
 	r = r.forPrinting()
 	var b strings.Builder
 	b.WriteString("curl")
@@ -105,14 +105,14 @@ func (r *Request) Curl() string {
 
 // forPrinting is r with a redactor of the secrets long enough to search for
 // (redact.Set.Long): the credential is shown as its variable by position.
-func (r *Request) forPrinting() *Request {
+func (r *request) forPrinting() *request {
 	c := *r
 	c.redactor = r.redactor.Long()
 	return &c
 }
 
 // shellWord quotes s for a POSIX shell, any secret in it redacted.
-func (r *Request) shellWord(s string) string { return singleQuote(r.redactor.Redact(s)) }
+func (r *request) shellWord(s string) string { return singleQuote(r.redactor.Redact(s)) }
 
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

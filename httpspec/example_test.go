@@ -59,7 +59,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	for _, w := range tool.Warnings {
+	for _, w := range tool.Warnings() {
 		fmt.Println(w)
 	}
 

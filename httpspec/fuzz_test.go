@@ -63,10 +63,10 @@ func FuzzHeaderFill(f *testing.F) {
 		if strings.ContainsAny(value, "\r\n\x00") {
 			return // refused at load time
 		}
-		h := &Handler{Spec: &Spec{Method: "GET"}, headers: []header{{name: "X-V", tmpl: body.NewTemplate(value)}}}
+		h := &Handler{spec: &Spec{Method: "GET"}, headers: []header{{name: "X-V", tmpl: body.NewTemplate(value)}}}
 		tp, _ := ParseTemplate("https://x.test/")
 		h.tmpl, h.origin = tp, origin{scheme: "https", host: "x.test", name: "x.test"}
-		r, err := h.Prepare(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}})
+		r, err := h.prepare(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}}, "")
 		if err != nil {
 			if e, ok := err.(*synth.Error); !ok || e.Reason != synth.ReasonInvalidHeader {
 				t.Fatalf("unexpected error %v", err)

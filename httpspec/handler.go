@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if b.Problems.HasErrors() || tmpl == nil {
 		return nil
 	}
-	h := &Handler{Spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
+	h := &Handler{spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
@@ -129,7 +130,7 @@ var (
 // Handler runs calls of one http tool. It is immutable and safe for
 // concurrent use.
 type Handler struct {
-	Spec *Spec
+	spec *Spec
 
 	tmpl           *Template
 	origin         origin
@@ -161,14 +162,14 @@ var (
 
 // SecretRefs returns the secret the authorization reads, if any.
 func (h *Handler) SecretRefs() []synth.SecretRef {
-	if a := h.Spec.Authorization; a != nil && a.SecretRef != nil {
+	if a := h.spec.Authorization; a != nil && a.SecretRef != nil {
 		return []synth.SecretRef{*a.SecretRef}
 	}
 	return nil
 }
 
-// Request is a built request before it is sent.
-type Request struct {
+// request is a built request before it is sent.
+type request struct {
 	Method string
 	URL    string
 	Header http.Header
@@ -181,14 +182,36 @@ type Request struct {
 	credential, credentialVar, credentialHeader string
 }
 
-// Prepare runs invoke steps 2–5: URL, headers, auth and body.
-func (h *Handler) Prepare(ctx context.Context, call *synth.Call) (*Request, error) {
-	return h.prepare(ctx, call, "")
+// Spec returns a copy of the handler's spec, defaults not filled in.
+func (h *Handler) Spec() *Spec {
+	c := *h.spec
+	c.Headers = slices.Clone(h.spec.Headers)
+	if a := h.spec.Authorization; a != nil {
+		v := *a
+		if a.SecretRef != nil {
+			r := *a.SecretRef
+			v.SecretRef = &r
+		}
+		c.Authorization = &v
+	}
+	if b := h.spec.RequestBody; b != nil {
+		v := *b
+		c.RequestBody = &v
+	}
+	if p := h.spec.ParseJSON; p != nil {
+		v := *p
+		c.ParseJSON = &v
+	}
+	if r := h.spec.SuccessStatus; r != nil {
+		v := *r
+		c.SuccessStatus = &v
+	}
+	return &c
 }
 
 // prepare builds the request; rejected is the connection token a first
 // attempt got a 401 for.
-func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string) (*Request, error) {
+func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string) (*request, error) {
 	in := call.Input
 	u, err := h.expandURL(in)
 	if err != nil {
@@ -198,7 +221,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	if secrets == nil {
 		secrets = &redact.Set{}
 	}
-	r := &Request{Method: h.Spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: secrets}
+	r := &request{Method: h.spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: secrets}
 	// One backing array for every header value; each slice is capped so an
 	// Add by someone else reallocates instead of writing into a neighbour.
 	vals := make([]string, len(h.headers))
@@ -223,7 +246,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 		}
 	}
 	ct := ""
-	switch h.Spec.BodyKind() {
+	switch h.spec.BodyKind() {
 	case body.JSONInput:
 		r.Body = body.JSONWithout(in, h.consumed)
 		if r.Body != nil {
@@ -242,7 +265,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	}
 	// The credential goes last, so that no default (User-Agent,
 	// Content-Type) can replace it: it reaches the wire as declared.
-	if a := h.Spec.Authorization; a != nil {
+	if a := h.spec.Authorization; a != nil {
 		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, rejected)
 		if err != nil {
 			return nil, err
@@ -432,7 +455,7 @@ func scalar(r gjson.Result) string {
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
 	start := time.Now()
-	own := &ownTimeout{d: time.Duration(h.Spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
+	own := &ownTimeout{d: time.Duration(h.spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
 	if call.Options.Timeout > 0 {
 		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
 	}
@@ -445,14 +468,14 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	}
 	var stream func(int, io.Reader) error
 	var small []byte // an answer that fit in the first read: not streamed
-	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.Spec.Parse() && call.Tool.StreamsOutput() {
+	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.spec.Parse() && call.Tool.StreamsOutput() {
 		stream = func(status int, body io.Reader) (err error) {
 			small, err = streamJSON(cctx, sink, status, body)
 			return err
 		}
 	}
 	resp, err := h.send(cctx, req, call, stream)
-	if err == nil && resp.Status == http.StatusUnauthorized && h.Spec.Authorization != nil && h.Spec.Authorization.Kind == auth.KindConnection {
+	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == auth.KindConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.prepare(cctx, call, req.credential); err != nil {
@@ -534,8 +557,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (h *Handler) send(ctx context.Context, r *Request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
-	rng := h.Spec.Success()
+func (h *Handler) send(ctx context.Context, r *request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
+	rng := h.spec.Success()
 	return h.client.Do(ctx, &fetch.Request{
 		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
 		Allowlist: h.allowlist, Restricted: h.restricted,
@@ -548,7 +571,7 @@ func (h *Handler) send(ctx context.Context, r *Request, call *synth.Call, stream
 	})
 }
 
-func (h *Handler) fetchError(dl deadlines, r *Request, err error) error {
+func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
@@ -638,8 +661,8 @@ func (h *Handler) cap() int64 {
 }
 
 // output runs steps 7 and 8: the status range and the parse.
-func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error) {
-	rng := h.Spec.Success()
+func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error) {
+	rng := h.spec.Success()
 	if resp.Status < rng.Min || resp.Status > rng.Max {
 		start := excerpt(r.redactor.Redact(string(resp.Body)), 512)
 		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
@@ -649,7 +672,7 @@ func (h *Handler) output(r *Request, resp *fetch.Response) (*synth.Output, error
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
 	}
 	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
-	if !h.Spec.Parse() {
+	if !h.spec.Parse() {
 		if !utf8.Valid(resp.Body) {
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotText, Status: resp.Status,
 				Message: "the response is not valid UTF-8 text, so it cannot be returned as a string"}

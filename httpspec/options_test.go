@@ -263,3 +263,24 @@ func TestHeaderNamesAreTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerSpecIsACopy: changing what Handler.Spec returns changes
+// nothing the handler sends.
+func TestHandlerSpecIsACopy(t *testing.T) {
+	up := newUpstream(t, reply(200, `{}`))
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x","headers":[{"name":"X-A","value":"1"}],
+	  "authorization":{"kind":"bearer","secretRef":{"envName":"e","name":"T"}},"parseJson":true,"successStatus":{"min":200,"max":299}}`)
+	s := tool.Handler().(*httpspec.Handler).Spec()
+	s.Method, s.URLTemplate, s.Headers[0].Value = "DELETE", "http://169.254.169.254/", "2"
+	s.Authorization.SecretRef.Name, *s.ParseJSON, s.SuccessStatus.Min = "OTHER", false, 500
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{Secrets: auth.Map{"e/T": "tok-123456789"}}, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := up.last(t)
+	if r.Method != "GET" || r.URI != "/x" || r.Header.Get("X-A") != "1" || r.Header.Get("Authorization") != "Bearer tok-123456789" {
+		t.Errorf("sent %+v", r)
+	}
+	if again := tool.Handler().(*httpspec.Handler).Spec(); again.Method != "GET" || again.Authorization.SecretRef.Name != "T" || !*again.ParseJSON {
+		t.Errorf("spec changed: %+v", again)
+	}
+}

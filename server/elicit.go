@@ -107,7 +107,7 @@ func (s *Server) connectElicitation(ctx context.Context, req *mcp.CallToolReques
 
 // personConnection is the person connection a tool's authorization uses.
 func personConnection(tool *synth.Tool) (synth.ConnectionNeed, bool) {
-	m := tool.Manifest
+	m := tool.Manifest()
 	if m.Spec == nil || m.NeedsSpec == nil {
 		return synth.ConnectionNeed{}, false
 	}

@@ -30,7 +30,7 @@ type MCPTool struct {
 //     structuredContent {"result": <output>};
 //   - annotations come from the manifest (see the README's table).
 func NewMCPTool(t *synth.Tool) MCPTool {
-	m := t.Manifest
+	m := t.Manifest()
 	mt := &mcp.Tool{Name: t.ID(), Description: m.Description, InputSchema: mcpInputSchema(m.Input)}
 	out := MCPTool{Tool: mt}
 	if len(m.Output) > 0 {
@@ -107,7 +107,7 @@ func rewriteRefs(v any) any {
 
 // annotations maps the manifest to MCP's hints (the README has the table).
 func annotations(t *synth.Tool) *mcp.ToolAnnotations {
-	m := t.Manifest
+	m := t.Manifest()
 	method := ""
 	idemKey := false
 	if m.Spec != nil && m.Spec.Kind == "http" {

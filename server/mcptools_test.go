@@ -105,7 +105,7 @@ func gjsonURL(t *testing.T, r *rig) string {
 	var spec struct {
 		URLTemplate string `json:"urlTemplate"`
 	}
-	json.Unmarshal(tool.Manifest.Spec.Raw, &spec)
+	json.Unmarshal(tool.Manifest().Spec.Raw, &spec)
 	return strings.TrimSuffix(spec.URLTemplate, "/items/{id}")
 }
 

@@ -368,8 +368,8 @@ func TestReloadReusesUnchangedTools(t *testing.T) {
 		t.Error("an unchanged manifest was loaded again")
 	}
 	s2, _ := after.Tool("t.secret")
-	if s2 == secret || s2.Manifest.Description != "Uses a token." {
-		t.Errorf("the changed manifest kept its old tool: %q", s2.Manifest.Description)
+	if s2 == secret || s2.Manifest().Description != "Uses a token." {
+		t.Errorf("the changed manifest kept its old tool: %q", s2.Manifest().Description)
 	}
 	if rp := r.do(t, r.keyA, "GET", "/v1/tools/t.secret", ""); !strings.Contains(rp.raw, "Uses a token.") {
 		t.Errorf("the API serves the old manifest: %s", rp.raw)

@@ -100,12 +100,12 @@ func loadTools(dir string, loader *synth.Loader, apps connections.Apps, prev *To
 			continue
 		}
 		if apps != nil { // without apps.json, connection tools load and fail per call
-			for _, p := range apps.CheckManifest(t.Manifest) {
+			for _, p := range apps.CheckManifest(t.Manifest()) {
 				lines = append(lines, f+": "+p.String())
 			}
 		}
 		if prev, dup := ts.tools[t.ID()]; dup {
-			lines = append(lines, fmt.Sprintf("%s: id: %q is also the id of another manifest (%s): ids must be unique", f, t.ID(), prev.Manifest.Description))
+			lines = append(lines, fmt.Sprintf("%s: id: %q is also the id of another manifest (%s): ids must be unique", f, t.ID(), prev.Description()))
 			continue
 		}
 		ts.tools[t.ID()] = t

@@ -44,11 +44,11 @@ func Load(src []byte) (*Tool, error) {
 // has a spec, synthesizes its handler. On any error it returns a *Error with
 // code invalid-tool-definition (or invalid-schema when only the input or
 // output schemas are at fault) whose Problems list every error and warning.
-// A loaded tool keeps its warnings in Tool.Warnings.
+// A loaded tool keeps its warnings: Tool.Warnings.
 func (l *Loader) Load(src []byte) (*Tool, error) {
 	reg := l.Registry
 	if reg == nil {
-		reg = DefaultRegistry
+		reg = defaultRegistry
 	}
 	opts := l.Options
 	if opts.MaxTimeoutMs <= 0 {
@@ -59,7 +59,7 @@ func (l *Loader) Load(src []byte) (*Tool, error) {
 	if ps.HasErrors() {
 		return nil, loadError(m, &ps)
 	}
-	return &Tool{Manifest: m, Warnings: ps.List(), input: c.input, output: c.output, handler: handler}, nil
+	return &Tool{manifest: m, warnings: ps.List(), needsApproval: needsApproval(m), input: c.input, output: c.output, handler: handler}, nil
 }
 
 func loadError(m *Manifest, ps *Problems) *Error {

@@ -61,8 +61,8 @@ func TestBaseManifestLoadsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tool.Warnings) != 0 {
-		t.Errorf("warnings: %v", tool.Warnings)
+	if len(tool.Warnings()) != 0 {
+		t.Errorf("warnings: %v", tool.Warnings())
 	}
 }
 
@@ -178,12 +178,12 @@ func TestLoadWarnings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("warnings must not refuse the manifest: %v", err)
 			}
-			for _, p := range tool.Warnings {
+			for _, p := range tool.Warnings() {
 				if p.Severity == synth.SeverityWarning && p.Path == tc.path && strings.Contains(p.Message, tc.msg) {
 					return
 				}
 			}
-			t.Errorf("no warning at %q containing %q; got:\n%s", tc.path, tc.msg, list(tool.Warnings))
+			t.Errorf("no warning at %q containing %q; got:\n%s", tc.path, tc.msg, list(tool.Warnings()))
 		})
 	}
 }

@@ -1,6 +1,10 @@
 package synth
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // Manifest is a Tool definition, schema version 1.3.0. Every field of the
 // format has a Go field here; JSON Schemas and free-form maps stay raw JSON so
@@ -132,4 +136,58 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return s.Raw, nil
+}
+
+// clone returns a deep copy of m: nothing in it shares memory with m.
+func (m *Manifest) clone() *Manifest {
+	c := *m
+	c.Input, c.Output, c.Metadata = bytes.Clone(m.Input), bytes.Clone(m.Output), bytes.Clone(m.Metadata)
+	c.Needs, c.Effects = slices.Clone(m.Needs), slices.Clone(m.Effects)
+	if m.Mutating != nil {
+		v := *m.Mutating
+		c.Mutating = &v
+	}
+	if m.ResultIsOutsideData != nil {
+		v := *m.ResultIsOutsideData
+		c.ResultIsOutsideData = &v
+	}
+	if m.Limits != nil {
+		v := *m.Limits
+		c.Limits = &v
+	}
+	if m.Network != nil {
+		v := Network{Kind: m.Network.Kind, Hosts: slices.Clone(m.Network.Hosts)}
+		c.Network = &v
+	}
+	if ns := m.NeedsSpec; ns != nil {
+		v := NeedsSpec{Env: cloneRaws(ns.Env), Secrets: cloneRaws(ns.Secrets), Config: cloneRaws(ns.Config),
+			Capabilities: slices.Clone(ns.Capabilities), Bindings: slices.Clone(ns.Bindings)}
+		if ns.Connections != nil {
+			v.Connections = make(map[string]ConnectionNeed, len(ns.Connections))
+			for k, cn := range ns.Connections {
+				cn.Permissions = slices.Clone(cn.Permissions)
+				v.Connections[k] = cn
+			}
+		}
+		c.NeedsSpec = &v
+	}
+	if m.CodeArtifactRef != nil {
+		v := *m.CodeArtifactRef
+		c.CodeArtifactRef = &v
+	}
+	if m.Spec != nil {
+		c.Spec = &Spec{Kind: m.Spec.Kind, Raw: bytes.Clone(m.Spec.Raw)}
+	}
+	return &c
+}
+
+func cloneRaws(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = bytes.Clone(v)
+	}
+	return out
 }

@@ -121,9 +121,13 @@ type Registry struct {
 	kinds map[string]Synthesizer
 }
 
-// DefaultRegistry is the registry Load uses. Package httpspec registers the
-// "http" kind in it when imported.
-var DefaultRegistry = &Registry{}
+// defaultRegistry is the registry Load uses.
+var defaultRegistry = &Registry{}
+
+// DefaultRegistry returns the registry Load (and a Loader without one)
+// uses. Package httpspec registers the "http" kind in it when imported.
+// The registry is fixed; what it holds grows only by Register.
+func DefaultRegistry() *Registry { return defaultRegistry }
 
 // ErrDuplicateKind is returned when a kind is registered twice.
 var ErrDuplicateKind = errors.New("kind already registered")

@@ -90,7 +90,7 @@ func TestCustomKind(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// The default registry is untouched by this test.
-	if _, ok := synth.DefaultRegistry.Lookup("echo"); ok {
+	if _, ok := synth.DefaultRegistry().Lookup("echo"); ok {
 		t.Error("echo leaked into the default registry")
 	}
 }

@@ -17,11 +17,13 @@ import (
 	"golang.org/x/text/message"
 )
 
-// ToolSchema is the JSON Schema of the Tool definition, version 1.3.0, that
-// every manifest is checked against.
-//
 //go:embed tool.schema.json
-var ToolSchema []byte
+var toolSchemaJSON []byte
+
+// ToolSchema returns the JSON Schema of the Tool definition, version 1.3.0,
+// that every manifest is checked against: a copy, so the one Load uses
+// cannot be changed.
+func ToolSchema() []byte { return bytes.Clone(toolSchemaJSON) }
 
 // SchemaVersion is the version of the Tool definition this package implements.
 const SchemaVersion = "1.3.0"
@@ -34,7 +36,7 @@ var (
 
 func toolSchema() *jsonschema.Schema {
 	manifestSchemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ToolSchema))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(toolSchemaJSON))
 		if err != nil {
 			panic("synth: embedded tool.schema.json: " + err.Error())
 		}

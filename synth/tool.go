@@ -19,13 +19,38 @@ import (
 // Tool is a loaded, checked manifest with its synthesized handler. It is
 // immutable and safe for concurrent use.
 type Tool struct {
-	Manifest *Manifest
-	// Warnings are the load-time findings that did not refuse the manifest.
-	Warnings []Problem
-
+	manifest      *Manifest
+	warnings      []Problem
+	needsApproval bool
 	input, output *valueSchema
 	handler       Handler
 }
+
+// Manifest returns a copy of the tool's manifest: changing it changes
+// nothing in the tool.
+func (t *Tool) Manifest() *Manifest { return t.manifest.clone() }
+
+// Warnings returns the load-time findings that did not refuse the
+// manifest.
+func (t *Tool) Warnings() []Problem { return slices.Clone(t.warnings) }
+
+// Connection returns what the manifest's needsSpec.connections says of the
+// connection name.
+func (t *Tool) Connection(name string) (ConnectionNeed, bool) {
+	if t.manifest.NeedsSpec == nil {
+		return ConnectionNeed{}, false
+	}
+	c, ok := t.manifest.NeedsSpec.Connections[name]
+	c.Permissions = slices.Clone(c.Permissions)
+	return c, ok
+}
+
+// Description returns the manifest's description.
+func (t *Tool) Description() string { return t.manifest.Description }
+
+// OutsideData says the tool's output is to be read as data, never as
+// instructions (Manifest.OutsideData).
+func (t *Tool) OutsideData() bool { return t.manifest.OutsideData() }
 
 // Result is a successful call.
 type Result struct {
@@ -100,7 +125,7 @@ func newCall(t *Tool, cc CallContext, in json.RawMessage, opts []InvokeOption) *
 }
 
 // ID returns the tool's id.
-func (t *Tool) ID() string { return t.Manifest.ID }
+func (t *Tool) ID() string { return t.manifest.ID }
 
 // Handler returns the synthesized handler, nil for a tool without a spec.
 func (t *Tool) Handler() Handler { return t.handler }
@@ -115,7 +140,7 @@ type SecretUser interface {
 // authorization's secretRef.name), de-duplicated and sorted.
 func (t *Tool) SecretNames() []string {
 	seen := map[string]bool{}
-	if ns := t.Manifest.NeedsSpec; ns != nil {
+	if ns := t.manifest.NeedsSpec; ns != nil {
 		for k := range ns.Secrets {
 			seen[k] = true
 		}
@@ -130,11 +155,13 @@ func (t *Tool) SecretNames() []string {
 
 // NeedsApproval reports whether a call in an unattended run needs a person's
 // yes: the manifest says so, or the tool uses a person's connection.
-func (t *Tool) NeedsApproval() bool {
-	if t.Manifest.NeedsApprovalWhenUnattended {
+func (t *Tool) NeedsApproval() bool { return t.needsApproval }
+
+func needsApproval(m *Manifest) bool {
+	if m.NeedsApprovalWhenUnattended {
 		return true
 	}
-	if ns := t.Manifest.NeedsSpec; ns != nil {
+	if ns := m.NeedsSpec; ns != nil {
 		for _, c := range ns.Connections {
 			if c.As == AsPerson {
 				return true
@@ -170,7 +197,7 @@ func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		return nil, HandlerError("", "the handler returned neither an output nor an error").finish(t.ID())
 	}
 	if out.Streamed {
-		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.Manifest.OutsideData()}, nil
+		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.manifest.OutsideData()}, nil
 	}
 	if !out.wellFormed() || len(out.JSON) == 0 {
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
@@ -202,7 +229,7 @@ func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		Status:      out.Status,
 		Attempts:    out.Attempts,
 		Duration:    time.Since(start),
-		OutsideData: t.Manifest.OutsideData(),
+		OutsideData: t.manifest.OutsideData(),
 	}, nil
 }
 

@@ -57,7 +57,7 @@ func checkFile(path string) ([]synth.Problem, *synth.Tool, error) {
 	}
 	t, err := synth.Load(src)
 	if err == nil {
-		return t.Warnings, t, nil
+		return t.Warnings(), t, nil
 	}
 	var e *synth.Error
 	if errors.As(err, &e) {
