@@ -71,7 +71,9 @@ func TestWrapTransportSeesEveryAttempt(t *testing.T) {
 			w.Write([]byte(`{}`))
 		}
 	})
-	rec := &recorder{change: func(r *http.Request) { r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") }}
+	rec := &recorder{change: func(r *http.Request) {
+		r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	}}
 	h := newHarness(t, fetch.Config{WrapTransport: rec.wrap})
 	h.name("api.example.com", []netip.Addr{public})
 	h.route(public, 80, up.Server)
