@@ -20,6 +20,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/redact"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Version is the httptools version, sent in the default User-Agent.
@@ -81,6 +83,16 @@ type Config struct {
 	// wrapper hands down) and is dialled through the SSRF guard, so no
 	// wrapper can reach an address the guard refuses.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// TracerProvider makes a client span of every attempt and redirect hop
+	// (method, host, port, status, resend count, tool; never the path, the
+	// query or a header), a child of the span in the call's context; nil
+	// means otel's global provider, which records nothing until a program
+	// sets one.
+	TracerProvider trace.TracerProvider
+	// Propagator puts the attempt's trace context in its headers; nil
+	// means otel's global propagator (W3C traceparent once a program sets
+	// one, as serve does).
+	Propagator propagation.TextMapPropagator
 }
 
 // DefaultMaxConnsPerHost is the default of Config.MaxConnsPerHost.
@@ -168,6 +180,7 @@ func NewClient(cfg Config) *Client {
 	if cfg.WrapTransport != nil {
 		c.pooled = cfg.WrapTransport(checked{c.pooled})
 	}
+	c.pooled = newTraced(c.pooled, cfg.TracerProvider, cfg.Propagator)
 	c.retry = &retryablehttp.Client{
 		HTTPClient:      &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
 		Logger:          nil, // the audit record is ours; nothing else logs

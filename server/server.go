@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"io"
 	"log/slog"
 	"net/http"
@@ -211,7 +213,19 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})
-	return mux
+	return traceContext(mux)
+}
+
+// traceContext puts the trace context a request carries (W3C traceparent,
+// with otel's global propagator) in its context: a REST or MCP call's
+// spans then join the caller's trace, and its upstream requests carry it.
+func traceContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header["Traceparent"]) > 0 {
+			r = r.WithContext(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // mcpUndrawnBody is the largest MCP request body not drawn on the memory

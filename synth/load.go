@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -32,6 +33,11 @@ type LoadOptions struct {
 type Loader struct {
 	Registry *Registry
 	Options  LoadOptions
+	// TracerProvider makes the span of each Invoke of the tools it loads
+	// ("execute_tool <id>", a child of the span in the call's context);
+	// nil means otel's global provider, which records nothing until a
+	// program sets one.
+	TracerProvider trace.TracerProvider
 }
 
 // Load parses, checks and synthesizes a manifest with the zero Loader.
@@ -59,7 +65,8 @@ func (l *Loader) Load(src []byte) (*Tool, error) {
 	if ps.HasErrors() {
 		return nil, loadError(m, &ps)
 	}
-	return &Tool{manifest: m, warnings: ps.List(), needsApproval: needsApproval(m), input: c.input, output: c.output, handler: handler}, nil
+	return &Tool{manifest: m, warnings: ps.List(), needsApproval: needsApproval(m), input: c.input, output: c.output, handler: handler,
+		tracer: newTracer(l.TracerProvider), spanName: "execute_tool " + m.ID}, nil
 }
 
 func loadError(m *Manifest, ps *Problems) *Error {

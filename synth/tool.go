@@ -14,6 +14,7 @@ import (
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/redact"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Tool is a loaded, checked manifest with its synthesized handler. It is
@@ -24,6 +25,8 @@ type Tool struct {
 	needsApproval bool
 	input, output *valueSchema
 	handler       Handler
+	tracer        trace.Tracer // nil: the global provider's, looked up per call
+	spanName      string
 }
 
 // Manifest returns a copy of the tool's manifest: changing it changes
@@ -175,6 +178,13 @@ func needsApproval(m *Manifest) bool {
 // refuses unattended calls that need approval, runs the handler, and validates
 // the output. Every error is a *Error carrying the tool id.
 func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts ...InvokeOption) (*Result, error) {
+	ctx, span := t.startSpan(ctx, cc)
+	res, err := t.invoke(ctx, cc, input, opts)
+	endSpan(span, res, err)
+	return res, err
+}
+
+func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts []InvokeOption) (*Result, error) {
 	start := time.Now()
 	in, err := t.validateInput(ctx, input)
 	if err != nil {

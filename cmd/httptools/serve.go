@@ -167,6 +167,18 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer ln.Close()
+	stopTracing, err := setupTracing(ctx, os.Getenv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools serve:", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("spans not exported before stopping", "error", err.Error())
+		}
+	}()
 	srv, store, err := f.build(ctx, ln.Addr().String(), log)
 	if err != nil {
 		var le *server.LoadError
@@ -370,6 +382,16 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	log := f.logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := setupTracing(ctx, os.Getenv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopTracing(sctx)
+	}()
 	srv, store, err := f.build(ctx, "127.0.0.1:8080", log)
 	if err != nil {
 		var le *server.LoadError

@@ -1,0 +1,149 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/httptools/httptools/internal/tracing"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// tracerName names the instrumentation scope of the attempt spans.
+const tracerName = "github.com/httptools/httptools/fetch"
+
+// traced starts a client span for every request it sends (each attempt and
+// each redirect hop) and puts the span's context in the request's headers
+// (W3C traceparent by default), so that the upstream's spans join the
+// trace. The span names the method, the host and port, the status and the
+// attempt: never the path or the query, which carry the call's input, nor
+// any header.
+type traced struct {
+	rt         http.RoundTripper
+	tracer     trace.Tracer
+	global     bool // tracer is the global provider's
+	propagator propagation.TextMapPropagator
+}
+
+func newTraced(rt http.RoundTripper, tp trace.TracerProvider, p propagation.TextMapPropagator) *traced {
+	global := tp == nil
+	if global {
+		// The global provider's tracer follows the provider a program
+		// sets later: taken once, it need not be looked up per request.
+		tp = otel.GetTracerProvider()
+	}
+	return &traced{rt: rt, propagator: p, global: global, tracer: tp.Tracer(tracerName, trace.WithInstrumentationVersion(Version))}
+}
+
+// clientSpan is the option of every attempt span, made once.
+var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+
+func (t *traced) RoundTrip(r *http.Request) (*http.Response, error) {
+	tracer, prop := t.tracer, t.propagator
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	ctx := r.Context()
+	if t.global && tracing.Off(ctx) {
+		return t.rt.RoundTrip(r)
+	}
+	attempt := 0
+	tool := ""
+	if cl := callOf(ctx); cl != nil {
+		attempt, tool = cl.attempts, cl.req.Tool
+	}
+	ctx, span := tracer.Start(ctx, r.Method, clientSpan...)
+	if !span.SpanContext().IsValid() {
+		// No trace to join and nothing recording: send as it is.
+		span.End()
+		return t.rt.RoundTrip(r)
+	}
+	if span.IsRecording() {
+		attrs := []attribute.KeyValue{
+			attribute.String("http.request.method", r.Method),
+			attribute.String("server.address", r.URL.Hostname()),
+			attribute.String("url.scheme", r.URL.Scheme),
+		}
+		if p := r.URL.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err == nil {
+				attrs = append(attrs, attribute.Int("server.port", n))
+			}
+		}
+		if attempt > 1 {
+			attrs = append(attrs, attribute.Int("http.request.resend_count", attempt-1))
+		}
+		if tool != "" {
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", tool))
+		}
+		span.SetAttributes(attrs...)
+	}
+	// The header map may be the call's, shared by its attempts: the
+	// request sent gets a copy with this attempt's trace context.
+	r2 := r.WithContext(ctx)
+	r2.Header = r.Header.Clone()
+	prop.Inject(ctx, propagation.HeaderCarrier(r2.Header))
+	resp, err := t.rt.RoundTrip(r2)
+	if err != nil {
+		span.SetStatus(codes.Error, errorKind(err))
+		span.End()
+		return nil, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 400 {
+		span.SetStatus(codes.Error, strconv.Itoa(resp.StatusCode))
+	}
+	resp.Body = &spanBody{ReadCloser: resp.Body, span: span}
+	return resp, nil
+}
+
+// errorKind words a failed attempt for its span without the error's text,
+// which may hold the URL.
+func errorKind(err error) string {
+	var de *DeniedError
+	switch {
+	case errors.As(err, &de):
+		return "denied"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline exceeded"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "transport error"
+}
+
+// spanBody ends the attempt's span when its body is read to the end or
+// closed: the span covers the whole answer.
+type spanBody struct {
+	io.ReadCloser
+	span trace.Span
+	once sync.Once
+}
+
+func (b *spanBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.end(err)
+	}
+	return n, err
+}
+
+func (b *spanBody) Close() error {
+	b.end(nil)
+	return b.ReadCloser.Close()
+}
+
+func (b *spanBody) end(err error) {
+	b.once.Do(func() {
+		if err != nil && err != io.EOF {
+			b.span.SetStatus(codes.Error, "the body broke off")
+		}
+		b.span.End()
+	})
+}
