@@ -26,13 +26,13 @@ func spanText(s sdktrace.ReadOnlySpan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %v %s|", s.Name(), s.Status(), s.SpanKind())
 	for _, a := range s.Attributes() {
-		fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+		fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 	}
 	for _, e := range s.Events() {
 		fmt.Fprintf(&b, "event %s %v|", e.Name, e.Attributes)
 	}
 	for _, a := range s.Resource().Attributes() {
-		fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+		fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 	}
 	return b.String()
 }
@@ -40,7 +40,7 @@ func spanText(s sdktrace.ReadOnlySpan) string {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 
 	"github.com/httptools/httptools/budget"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Metrics are the service's Prometheus series. Labels never hold a secret,
@@ -45,7 +46,7 @@ func NewMetrics() *Metrics {
 			Help: "Tool calls in flight by tenant."}, []string{"tenant"}),
 	}
 	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight, m.refusals, m.tenantInflight,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

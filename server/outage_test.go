@@ -20,14 +20,14 @@ type downStore struct {
 	down, frozen atomic.Bool
 }
 
-var driverWords = errors.New(`failed to connect to user=postgres database=custdb: 10.0.0.5:5432 (10.0.0.5): dial error: connection refused`)
+var errDriverWords = errors.New(`failed to connect to user=postgres database=custdb: 10.0.0.5:5432 (10.0.0.5): dial error: connection refused`)
 
 func (d *downStore) fail(ctx context.Context, op string) error {
 	if d.frozen.Load() {
 		<-ctx.Done()
 		return &connections.StoreError{Op: op, Err: ctx.Err()}
 	}
-	return &connections.StoreError{Op: op, Err: driverWords}
+	return &connections.StoreError{Op: op, Err: errDriverWords}
 }
 
 func (d *downStore) KeyOf(ctx context.Context, key string) (*connections.APIKey, error) {

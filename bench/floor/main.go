@@ -27,19 +27,19 @@ func main() {
 			} `json:"input"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), 400)
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		start := time.Now()
 		resp, err := client.Get(*upstream + "/items/" + req.Input.ID)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil || !json.Valid(body) {
-			http.Error(w, "bad upstream answer", 502)
+			http.Error(w, "bad upstream answer", http.StatusBadGateway)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

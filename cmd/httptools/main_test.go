@@ -77,6 +77,9 @@ func TestCallDryRunRedactsAndSendsNothing(t *testing.T) {
 	out, errOut, code := runCLI(t, "call", "fixtures/tools/github.create-issue.json",
 		"--input", `{"owner":"octo","repo":"hello","title":"Bug","labels":["a"],"id":9007199254740993}`,
 		"--secret", "production/GITHUB_TOKEN=ghp_supersecret", "--dry-run")
+	if strings.Contains(out+errOut, "ghp_supersecret") {
+		t.Fatalf("a refused dry run prints the token: %s%s", out, errOut)
+	}
 	if code != 1 { // additionalProperties: false refuses "id"
 		t.Fatalf("exit %d, want 1 for an input the schema refuses; stderr %s", code, errOut)
 	}
