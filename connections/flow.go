@@ -38,7 +38,7 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 		Verifier: oauth2.GenerateVerifier(),
 		Expires:  m.now().Add(StateLifetime),
 	}
-	if err := m.Store.PutState(ctx, st); err != nil {
+	if err := m.States.PutState(ctx, st); err != nil {
 		return "", "", err
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
@@ -52,7 +52,7 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 // with the PKCE verifier, maps the granted scopes back to permission keys and
 // stores the connection, active.
 func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, error) {
-	st, err := m.Store.TakeState(ctx, state)
+	st, err := m.States.TakeState(ctx, state)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrBadState
 	}
@@ -82,7 +82,7 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	if tok.ExpiresIn > 0 {
 		expiry = issued.Add(time.Duration(tok.ExpiresIn) * time.Second)
 	}
-	rec, err := m.Store.SaveConnection(ctx, &Record{
+	rec, err := m.Connections.SaveConnection(ctx, &Record{
 		Tenant: st.Tenant, App: st.App, Owner: st.Owner,
 		Permissions: app.grantedPermissions(scopes), Scopes: scopes,
 		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: expiry,
@@ -104,7 +104,7 @@ func (m *Manager) refreshTimeout() time.Duration {
 
 // Revoke marks a tenant's connection revoked and forgets its cached token.
 func (m *Manager) Revoke(ctx context.Context, tenant, id string) error {
-	recs, err := m.Store.Connections(ctx, tenant)
+	recs, err := m.Connections.Connections(ctx, tenant)
 	if err != nil {
 		return err
 	}
@@ -113,5 +113,5 @@ func (m *Manager) Revoke(ctx context.Context, tenant, id string) error {
 			m.cache.Delete(cacheKey(r.Tenant, r.App, r.Owner))
 		}
 	}
-	return m.Store.RevokeConnection(ctx, tenant, id)
+	return m.Connections.RevokeConnection(ctx, tenant, id)
 }

@@ -85,3 +85,9 @@ func eachStore(t *testing.T, f func(t *testing.T, s *SQLStore)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, openSQLite(t, "")) })
 	t.Run("postgres", func(t *testing.T) { f(t, openPostgres(t, postgresDSN(t))) })
 }
+
+// testStore is what the Manager's tests hand it: connections and states.
+type testStore interface {
+	ConnectionStore
+	StateStore
+}

@@ -29,8 +29,11 @@ const (
 // connect flow. It is safe for concurrent use; several Managers (replicas)
 // may share one PostgreSQL database.
 type Manager struct {
-	Store Store
-	Apps  Apps
+	// Connections keeps the connections; States the pending connect flows
+	// (only Authorize and Callback use it). One SQLStore is both.
+	Connections ConnectionStore
+	States      StateStore
+	Apps        Apps
 	// RedirectURL is the OAuth callback: <public-url>/v1/oauth/callback.
 	RedirectURL string
 	// Skew caps how early a token is refreshed: a tenth of its lifetime, at
@@ -53,7 +56,7 @@ type Manager struct {
 	// means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Logger receives what the operator should know (a token write being
-	// retried); nil means slog.Default().
+	// retried); nil means none.
 	Logger *slog.Logger
 
 	group   singleflight.Group
@@ -151,7 +154,7 @@ func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) 
 		}
 	}
 	if rec == nil {
-		if rec, err = m.Store.Connection(ctx, req.Tenant, need.App, own); err != nil {
+		if rec, err = m.Connections.Connection(ctx, req.Tenant, need.App, own); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return "", notConnected(need.App, own)
 			}

@@ -85,14 +85,14 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) manager(s Store) *Manager {
-	return &Manager{Store: s, Apps: e.apps, RedirectURL: "http://127.0.0.1:8080/v1/oauth/callback", Now: e.clock.Now,
+func (e *env) manager(s testStore) *Manager {
+	return &Manager{Connections: s, States: s, Apps: e.apps, RedirectURL: "http://127.0.0.1:8080/v1/oauth/callback", Now: e.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 // connect stores a connection whose tokens the provider issued; expired
 // makes the stored expiry lie in the past (the provider still accepts it).
-func (e *env) connect(t *testing.T, s Store, tenant, owner string, expired bool) *Record {
+func (e *env) connect(t *testing.T, s testStore, tenant, owner string, expired bool) *Record {
 	access, refresh := e.provider.Issue(time.Hour)
 	exp := e.clock.Now().Add(time.Hour)
 	if expired {
@@ -490,7 +490,7 @@ func BenchmarkAccessToken(b *testing.B) {
 			s.SaveConnection(ctx, &Record{Tenant: "t1", App: "google", Owner: OwnerCompany, Permissions: []string{"gmail.send"},
 				AccessToken: "at-1", RefreshToken: "rt-1", Expiry: time.Now().Add(24 * time.Hour)})
 			apps := Apps{"google": &App{ID: "google", Permissions: map[string][]string{"gmail.send": {"s"}}}}
-			m := &Manager{Store: s, Apps: apps}
+			m := &Manager{Connections: s, States: s, Apps: apps}
 			req := synth.ConnectionRequest{Tenant: "t1", Need: synth.ConnectionNeed{App: "google", Permissions: []string{"gmail.send"}, As: "company"}}
 			b.Run("cached", func(b *testing.B) {
 				b.ReportAllocs()

@@ -48,11 +48,13 @@ func (m *Manager) leaseTTL() time.Duration {
 	return DefaultLeaseTTL
 }
 
+var discard = slog.New(slog.DiscardHandler)
+
 func (m *Manager) logger() *slog.Logger {
 	if m.Logger != nil {
 		return m.Logger
 	}
-	return slog.Default()
+	return discard
 }
 
 // pendingOf returns the record issued for key that the store has not taken.
@@ -146,7 +148,7 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 	for {
 		var seen *Record
 		took = false
-		rec, err = m.Store.UpdateLocked(ctx, tenant, need.App, own, func(cur *Record) (*Record, error) {
+		rec, err = m.Connections.UpdateLocked(ctx, tenant, need.App, own, func(cur *Record) (*Record, error) {
 			seen = cur
 			now := m.now()
 			switch {
@@ -215,7 +217,7 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 		m.report("failed")
 		next.LastError = describeTokenError(terr)
 	}
-	_, err := m.Store.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(row *Record) (*Record, error) {
+	_, err := m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(row *Record) (*Record, error) {
 		if row == nil || row.LeaseOwner != m.leaseID() {
 			return nil, nil // the lease ran out and another replica took over
 		}
@@ -241,7 +243,7 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 // row holds an older refresh (our lease ran out, but nobody refreshed since).
 // A row holding a later refresh wins: errSuperseded, with that row.
 func (m *Manager) complete(ctx context.Context, next *Record) (*Record, error) {
-	return m.Store.UpdateLocked(ctx, next.Tenant, next.App, next.Owner, func(cur *Record) (*Record, error) {
+	return m.Connections.UpdateLocked(ctx, next.Tenant, next.App, next.Owner, func(cur *Record) (*Record, error) {
 		switch {
 		case cur == nil:
 			return nil, ErrNotFound // revoked and deleted meanwhile

@@ -17,14 +17,14 @@ import (
 // they do when PostgreSQL restarts or the disk fills after the provider has
 // answered: the write reaches the database and is refused there.
 type failingStore struct {
-	Store
+	*SQLStore
 	fails atomic.Int64 // token writes still to refuse
 	tried atomic.Int64 // token writes attempted
 }
 
 func (f *failingStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(*Record) (*Record, error)) (*Record, error) {
 	injected := false
-	rec, err := f.Store.UpdateLocked(ctx, tenant, app, owner, func(cur *Record) (*Record, error) {
+	rec, err := f.SQLStore.UpdateLocked(ctx, tenant, app, owner, func(cur *Record) (*Record, error) {
 		next, err := fn(cur)
 		if next != nil && cur != nil && next.AccessToken != cur.AccessToken {
 			f.tried.Add(1)
@@ -65,7 +65,7 @@ func TestRotatedTokenSurvivesFailedWrites(t *testing.T) {
 		e := newEnv(t)
 		e.provider.Rotate = true
 		old := e.connect(t, s, "t1", OwnerPerson("u1"), true)
-		fs := &failingStore{Store: s}
+		fs := &failingStore{SQLStore: s}
 		fs.fails.Store(3)
 		m := e.manager(fs)
 		tool := e.tool(t, "person")
@@ -207,7 +207,7 @@ func TestSharedRefreshErrorNamesEachTool(t *testing.T) {
 
 // unavailableStore fails every call, as a store does when its database is
 // down.
-type unavailableStore struct{ Store }
+type unavailableStore struct{ testStore }
 
 var errDown = &StoreError{Op: "read connection", Err: errors.New(`failed to connect to user=postgres database=prod host=10.0.0.5: connection refused`)}
 

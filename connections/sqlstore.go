@@ -58,7 +58,11 @@ func fail(op string, err error) error {
 	return &StoreError{Op: op, Err: err}
 }
 
-var _ Store = (*SQLStore)(nil)
+var (
+	_ ConnectionStore = (*SQLStore)(nil)
+	_ StateStore      = (*SQLStore)(nil)
+	_ SecretStore     = (*SQLStore)(nil)
+)
 
 // Open opens "sqlite:PATH" or "postgres://…", runs the migrations and checks
 // that the database takes a write. Its errors name the database (a SQLite

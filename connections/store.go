@@ -91,11 +91,15 @@ func (e *StoreError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 // Cause is the driver's error, for the operator's log.
 func (e *StoreError) Cause() error { return e.Err }
 
-// Store keeps connections, OAuth states and secrets. SQLStore implements it
-// on SQLite and on PostgreSQL; TestStoreSuite (store_test.go) is the
-// conformance test both pass. Errors other than ErrNotFound (and
-// synth.ErrSecretNotFound) should wrap ErrUnavailable.
-type Store interface {
+// The store of connections is three small interfaces, one per concern, so
+// that an embedder implements only what it uses (and a method added to one
+// breaks no implementer of the others). SQLStore implements all three on
+// SQLite and PostgreSQL; package connections/storetest is the conformance
+// suite an implementation runs in its own tests. Errors other than
+// ErrNotFound (and synth.ErrSecretNotFound) should wrap ErrUnavailable.
+
+// ConnectionStore keeps connections: what a Manager reads and refreshes.
+type ConnectionStore interface {
 	// Connection returns the connection of (tenant, app, owner).
 	Connection(ctx context.Context, tenant, app, owner string) (*Record, error)
 	// Connections lists a tenant's connections.
@@ -112,12 +116,19 @@ type Store interface {
 	// the next version, before commit; nil leaves the row as it was. fn must
 	// not sleep.
 	UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error)
+}
 
+// StateStore keeps pending connect flows: what a Manager's Authorize and
+// Callback use.
+type StateStore interface {
 	// PutState stores a pending connect flow.
 	PutState(ctx context.Context, st *State) error
 	// TakeState returns and deletes a state: a second take is ErrNotFound.
 	TakeState(ctx context.Context, state string) (*State, error)
+}
 
+// SecretStore keeps tenants' secrets (auth.TenantSecrets reads them).
+type SecretStore interface {
 	// PutSecret stores a tenant's secret, encrypted.
 	PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, value string) error
 	// Secret returns a tenant's secret, or an error wrapping
@@ -125,10 +136,7 @@ type Store interface {
 	Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error)
 	// SecretRefs lists a tenant's secret names, never values.
 	SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error)
-	// DeleteSecret removes a tenant's secret.
+	// DeleteSecret removes a tenant's secret; another tenant's is
+	// ErrNotFound.
 	DeleteSecret(ctx context.Context, tenant string, ref synth.SecretRef) error
-
-	// Ping checks that the database answers.
-	Ping(ctx context.Context) error
-	Close() error
 }

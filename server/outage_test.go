@@ -16,7 +16,7 @@ import (
 // words), or blocks until its context ends, as it does when PostgreSQL is
 // frozen (SIGSTOP).
 type downStore struct {
-	KeyStore
+	*connections.SQLStore
 	down, frozen atomic.Bool
 }
 
@@ -34,49 +34,49 @@ func (d *downStore) KeyOf(ctx context.Context, key string) (*connections.APIKey,
 	if d.down.Load() {
 		return nil, d.fail(ctx, "check API key")
 	}
-	return d.KeyStore.KeyOf(ctx, key)
+	return d.SQLStore.KeyOf(ctx, key)
 }
 func (d *downStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
 	if d.down.Load() {
 		return "", d.fail(ctx, "read secret")
 	}
-	return d.KeyStore.Secret(ctx, tenant, ref)
+	return d.SQLStore.Secret(ctx, tenant, ref)
 }
 func (d *downStore) SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "list secrets")
 	}
-	return d.KeyStore.SecretRefs(ctx, tenant)
+	return d.SQLStore.SecretRefs(ctx, tenant)
 }
 func (d *downStore) PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, v string) error {
 	if d.down.Load() {
 		return d.fail(ctx, "store secret")
 	}
-	return d.KeyStore.PutSecret(ctx, tenant, ref, v)
+	return d.SQLStore.PutSecret(ctx, tenant, ref, v)
 }
 func (d *downStore) Connection(ctx context.Context, tenant, app, owner string) (*connections.Record, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "read connection")
 	}
-	return d.KeyStore.Connection(ctx, tenant, app, owner)
+	return d.SQLStore.Connection(ctx, tenant, app, owner)
 }
 func (d *downStore) Connections(ctx context.Context, tenant string) ([]*connections.Record, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "list connections")
 	}
-	return d.KeyStore.Connections(ctx, tenant)
+	return d.SQLStore.Connections(ctx, tenant)
 }
 func (d *downStore) PutState(ctx context.Context, st *connections.State) error {
 	if d.down.Load() {
 		return d.fail(ctx, "store connect state")
 	}
-	return d.KeyStore.PutState(ctx, st)
+	return d.SQLStore.PutState(ctx, st)
 }
 func (d *downStore) Ping(ctx context.Context) error {
 	if d.down.Load() {
 		return d.fail(ctx, "write check")
 	}
-	return d.KeyStore.Ping(ctx)
+	return d.SQLStore.Ping(ctx)
 }
 
 // TestStoreOutage: with the store down, every route that needs it answers
@@ -85,9 +85,9 @@ func (d *downStore) Ping(ctx context.Context) error {
 // /readyz still answers 503 (its check has a timeout).
 func TestStoreOutage(t *testing.T) {
 	r := newRig(t)
-	ds := &downStore{KeyStore: r.store}
+	ds := &downStore{SQLStore: r.store}
 	r.srv.cfg.Store = ds
-	r.srv.cfg.Manager.Store = ds
+	r.srv.cfg.Manager.Connections, r.srv.cfg.Manager.States = ds, ds
 	// A key not yet checked, so that its check reaches the store.
 	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", connections.RoleAdmin, "")
 	r.do(t, r.keyA, "GET", "/v1/tools", "") // keyA is now cached

@@ -28,10 +28,20 @@ import (
 // DefaultMaxInputBytes caps a request body.
 const DefaultMaxInputBytes = 1 << 20
 
-// KeyStore is the store the service needs: connections, secrets, OAuth
-// states and API keys. connections.SQLStore implements it.
+// Store is what the service reads and writes itself: connections (listed
+// and revoked through the API), tenants' secrets, API keys, and a readiness
+// check. The Manager has its own (connections and connect flows).
+// connections.SQLStore is one.
+type Store interface {
+	connections.ConnectionStore
+	connections.SecretStore
+	KeyStore
+	// Ping checks that the store answers and takes a write.
+	Ping(ctx context.Context) error
+}
+
+// KeyStore keeps API keys, stored hashed.
 type KeyStore interface {
-	connections.Store
 	CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *connections.APIKey, error)
 	KeyOf(ctx context.Context, key string) (*connections.APIKey, error)
 	APIKeys(ctx context.Context, tenant string) ([]*connections.APIKey, error)
@@ -40,7 +50,7 @@ type KeyStore interface {
 
 // Config is what New needs.
 type Config struct {
-	Store    KeyStore
+	Store    Store
 	Manager  *connections.Manager
 	Apps     connections.Apps
 	ToolsDir string

@@ -80,7 +80,7 @@ func newRig(t testing.TB) *rig {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
-	mgr := &connections.Manager{Store: store, Apps: apps}
+	mgr := &connections.Manager{Connections: store, States: store, Apps: apps}
 	srv, err := New(Config{Store: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 			store.Close()
 			return nil, nil, err
 		}
-		mgr = &connections.Manager{Store: store, Apps: apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
+		mgr = &connections.Manager{Connections: store, States: store, Apps: apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
 	}
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
