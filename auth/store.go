@@ -6,7 +6,8 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
-// SecretStore reads a tenant's stored secrets; connections.SQLStore is one.
+// SecretStore reads a tenant's stored secrets; connections.SecretStore (and
+// so the SQL store) is one.
 type SecretStore interface {
 	Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error)
 }

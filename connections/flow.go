@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/httptools/httptools/internal/ids"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 		return "", "", fmt.Errorf("app %q is not configured in apps.json", appID)
 	}
 	st := &State{
-		State:    newID("st_"),
+		State:    ids.New("st_"),
 		Tenant:   tenant,
 		App:      appID,
 		Owner:    own,

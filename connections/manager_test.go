@@ -1,10 +1,12 @@
-package connections
+package connections_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	. "github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -149,7 +151,7 @@ func reason(err error) string {
 // TestConcurrentCallsRefreshOnce: 50 concurrent calls on one expired
 // connection make exactly one refresh grant, and all 50 use the new token.
 func TestConcurrentCallsRefreshOnce(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		e := newEnv(t)
 		old := e.connect(t, s, "t1", OwnerPerson("u1"), true)
 		m := e.manager(s)
@@ -184,7 +186,7 @@ func TestConcurrentCallsRefreshOnce(t *testing.T) {
 // connection pools on one database, 50 concurrent calls each on the same
 // expired connection: exactly one refresh grant.
 func TestTwoReplicasRefreshOnce(t *testing.T) {
-	eachSharedStore(t, func(t *testing.T, a, b *SQLStore) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
 		e := newEnv(t)
 		if g, f := e.loadReplicas(t, a, b, 100); g != 1 || f != 0 {
 			t.Errorf("%d refresh grants and %d failed calls, want 1 and 0", g, f)
@@ -194,7 +196,7 @@ func TestTwoReplicasRefreshOnce(t *testing.T) {
 
 // eachSharedStore runs f with two stores (two replicas' pools) on one
 // database: PostgreSQL and a SQLite file.
-func eachSharedStore(t *testing.T, f func(t *testing.T, a, b *SQLStore)) {
+func eachSharedStore(t *testing.T, f func(t *testing.T, a, b *sqlstore.SQLStore)) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := postgresDSN(t)
 		f(t, openPostgres(t, dsn), openPostgres(t, dsn))
@@ -208,7 +210,7 @@ func eachSharedStore(t *testing.T, f func(t *testing.T, a, b *SQLStore)) {
 // loadReplicas stores an expired company connection through a, then makes
 // n concurrent calls split over a manager on a and one on b; it returns the
 // refresh grants and the failed calls.
-func (e *env) loadReplicas(t *testing.T, a, b *SQLStore, n int) (grants, failed int64) {
+func (e *env) loadReplicas(t *testing.T, a, b *sqlstore.SQLStore, n int) (grants, failed int64) {
 	e.connect(t, a, "t1", OwnerCompany, true)
 	tool := e.tool(t, "company")
 	ms := []*Manager{e.manager(a), e.manager(b)}
@@ -232,7 +234,7 @@ func (e *env) loadReplicas(t *testing.T, a, b *SQLStore, n int) (grants, failed 
 // and 10 concurrent callers each: the stored refresh token is always the
 // provider's live one, and no request ever presents a revoked one.
 func TestRotationNeverLosesTheRefreshToken(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		e := newEnv(t)
 		e.provider.Rotate = true
 		e.provider.AccessLifetime = 24 * time.Hour
@@ -273,7 +275,7 @@ func TestRotationNeverLosesTheRefreshToken(t *testing.T) {
 // TestInvalidGrantNeedsReauth: invalid_grant marks the connection
 // needs-reauth, keeps the row, and later calls make no token request.
 func TestInvalidGrantNeedsReauth(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		e := newEnv(t)
 		rec := e.connect(t, s, "t1", OwnerPerson("u1"), true)
 		e.provider.FailNext("invalid_grant")
@@ -398,7 +400,7 @@ func TestIsolation(t *testing.T) {
 // TestConnectFlow: authorize → provider → callback stores the connection;
 // the state is single use and expires.
 func TestConnectFlow(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		e := newEnv(t)
 		e.provider.Scope = "https://mail/send"
 		m := e.manager(s)
@@ -480,7 +482,7 @@ func TestRefreshOutlivesTheCaller(t *testing.T) {
 func BenchmarkAccessToken(b *testing.B) {
 	for _, db := range []string{"sqlite", "postgres"} {
 		b.Run(db, func(b *testing.B) {
-			var s *SQLStore
+			var s *sqlstore.SQLStore
 			if db == "sqlite" {
 				s = openSQLite(b, "")
 			} else {

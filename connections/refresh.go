@@ -3,6 +3,7 @@ package connections
 import (
 	"context"
 	"errors"
+	"github.com/httptools/httptools/internal/ids"
 	"log/slog"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ var errRaced = errors.New("connections: the row changed")
 var errSuperseded = errors.New("connections: a later refresh is stored")
 
 func (m *Manager) leaseID() string {
-	m.idOnce.Do(func() { m.id = newID("lease_") })
+	m.idOnce.Do(func() { m.id = ids.New("lease_") })
 	return m.id
 }
 

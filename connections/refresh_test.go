@@ -1,9 +1,11 @@
-package connections
+package connections_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	. "github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +19,7 @@ import (
 // they do when PostgreSQL restarts or the disk fills after the provider has
 // answered: the write reaches the database and is refused there.
 type failingStore struct {
-	*SQLStore
+	*sqlstore.SQLStore
 	fails atomic.Int64 // token writes still to refuse
 	tried atomic.Int64 // token writes attempted
 }
@@ -61,7 +63,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // again while the write is still refused, the refresh uses the rotated
 // token held in memory: the provider sees 0 uses of a revoked token.
 func TestRotatedTokenSurvivesFailedWrites(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		e := newEnv(t)
 		e.provider.Rotate = true
 		old := e.connect(t, s, "t1", OwnerPerson("u1"), true)
@@ -94,7 +96,7 @@ func TestRotatedTokenSurvivesFailedWrites(t *testing.T) {
 		if err != nil || tok2 == tok {
 			t.Fatalf("second refresh: %q, %v", tok2, err)
 		}
-		pending := m.pendingOf(cacheKey("t1", "google", OwnerPerson("u1")))
+		pending := m.PendingOf("t1", "google", OwnerPerson("u1"))
 		if pending == nil || pending.AccessToken != tok2 {
 			t.Fatalf("the second token is not held in memory")
 		}
@@ -127,7 +129,7 @@ func TestRotatedTokenSurvivesFailedWrites(t *testing.T) {
 // twentieth of the lifetime for three lifetimes: 3 refreshes each (with a
 // fixed 5-minute skew, 60 s and 300 s tokens were refreshed on all 60 calls).
 func TestSkewFollowsTheLifetime(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *SQLStore) {
+	eachStore(t, func(t *testing.T, s *sqlstore.SQLStore) {
 		for _, life := range []time.Duration{60 * time.Second, 300 * time.Second, 3600 * time.Second} {
 			t.Run(life.String(), func(t *testing.T) {
 				e := newEnv(t)
@@ -160,7 +162,7 @@ func TestSkewFollowsTheLifetime(t *testing.T) {
 // expired connection: 1 refresh, 0 failures (the write lock was held across
 // the token request: 20 refreshes and failed writes on SQLite).
 func TestReplicasWithASlowTokenEndpoint(t *testing.T) {
-	eachSharedStore(t, func(t *testing.T, a, b *SQLStore) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
 		e := newEnv(t)
 		e.provider.AccessLifetime = time.Minute
 		e.provider.Delay = time.Second

@@ -91,6 +91,15 @@ func (e *StoreError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 // Cause is the driver's error, for the operator's log.
 func (e *StoreError) Cause() error { return e.Err }
 
+// words is an error's text for the operator's log: a StoreError's cause.
+func words(err error) string {
+	var se *StoreError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return err.Error()
+}
+
 // The store of connections is three small interfaces, one per concern, so
 // that an embedder implements only what it uses (and a method added to one
 // breaks no implementer of the others). SQLStore implements all three on

@@ -287,7 +287,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := identity(r.Context())
-	if k.Role == connections.RolePerson && req.As == synth.AsPerson && req.Person == "" {
+	if k.Role == RolePerson && req.As == synth.AsPerson && req.Person == "" {
 		req.Person = k.Person // a person key connects its own account
 	}
 	var owner string
@@ -402,7 +402,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 	out := make([]ConnectionView, 0, len(recs))
 	k := identity(r.Context())
 	for _, rec := range recs {
-		if k.Role == connections.RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
+		if k.Role == RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
 			continue // a person sees its own connections only
 		}
 		out = append(out, connectionView(rec))
@@ -412,7 +412,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 	k := identity(r.Context())
-	if k.Role != connections.RoleAdmin {
+	if k.Role != RoleAdmin {
 		recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
 		if err != nil {
 			s.storeUnavailable(w, "finding the connection", err)
@@ -423,7 +423,7 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			if refused := mayManage(k, rec.Owner); refused != "" {
-				if k.Role == connections.RolePerson {
+				if k.Role == RolePerson {
 					s.removed(w, connections.ErrNotFound, "connection") // another person's is none of its business
 					return
 				}
@@ -444,13 +444,13 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 // mayManage says why a key may not start or revoke the connection of owner,
 // or "": admin keys manage every connection, service keys people's, person
 // keys their own.
-func mayManage(k *connections.APIKey, owner string) string {
+func mayManage(k *APIKey, owner string) string {
 	switch {
-	case k.Role == connections.RoleAdmin:
+	case k.Role == RoleAdmin:
 		return ""
 	case owner == connections.OwnerCompany:
 		return "company connections are managed with an admin key"
-	case k.Role == connections.RolePerson && owner != connections.OwnerPerson(k.Person):
+	case k.Role == RolePerson && owner != connections.OwnerPerson(k.Person):
 		return "a person key manages its own connections only"
 	}
 	return ""

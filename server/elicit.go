@@ -33,7 +33,7 @@ type elicitMemo struct{ m sync.Map } // memoKey → time.Time (until)
 
 const elicitMemoTTL = 24 * time.Hour
 
-func memoKey(k *connections.APIKey, person string) string {
+func memoKey(k *APIKey, person string) string {
 	return k.Tenant + "\x00" + k.ID + "\x00" + person
 }
 
@@ -55,8 +55,8 @@ func (s *Server) noteInitialize(r *http.Request, body []byte) {
 	}
 }
 
-func personOfRequest(k *connections.APIKey, header string) string {
-	if k.Role == connections.RolePerson {
+func personOfRequest(k *APIKey, header string) string {
+	if k.Role == RolePerson {
 		return k.Person
 	}
 	return header

@@ -17,18 +17,18 @@ import (
 const keyCacheTTL = time.Minute
 
 type keyEntry struct {
-	key     *connections.APIKey
+	key     *APIKey
 	expires time.Time
 }
 
 // keyOf returns what an API key is, from memory when it was checked within
 // keyCacheTTL.
-func (s *Server) keyOf(ctx context.Context, key string) (*connections.APIKey, error) {
+func (s *Server) keyOf(ctx context.Context, key string) (*APIKey, error) {
 	now := time.Now()
 	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) {
 		return e.(keyEntry).key, nil
 	}
-	k, err := s.cfg.Store.KeyOf(ctx, key)
+	k, err := s.cfg.Keys.KeyOf(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -39,10 +39,10 @@ func (s *Server) keyOf(ctx context.Context, key string) (*connections.APIKey, er
 type identityKey struct{}
 
 // identity is who a request is: the API key it came with.
-func identity(ctx context.Context) *connections.APIKey {
-	k, _ := ctx.Value(identityKey{}).(*connections.APIKey)
+func identity(ctx context.Context) *APIKey {
+	k, _ := ctx.Value(identityKey{}).(*APIKey)
 	if k == nil {
-		return &connections.APIKey{}
+		return &APIKey{}
 	}
 	return k
 }
@@ -59,9 +59,9 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
 			return
 		}
-		var k *connections.APIKey
+		var k *APIKey
 		var err error
-		if s.cfg.OIDC != nil && !strings.HasPrefix(key, connections.APIKeyPrefix) {
+		if s.cfg.OIDC != nil && !strings.HasPrefix(key, APIKeyPrefix) {
 			k, err = s.verifyToken(r.Context(), key)
 			var bad *errBadToken
 			switch {
@@ -99,8 +99,8 @@ func forbidden(w http.ResponseWriter, msg string) {
 // actAs is the person and unattended flag of a call: a person key's own
 // person (a call naming another, or unattended, is refused); admin and
 // service keys name them.
-func actAs(k *connections.APIKey, person string, unattended bool) (string, bool, string) {
-	if k.Role != connections.RolePerson {
+func actAs(k *APIKey, person string, unattended bool) (string, bool, string) {
+	if k.Role != RolePerson {
 		return person, unattended, ""
 	}
 	switch {
@@ -114,13 +114,13 @@ func actAs(k *connections.APIKey, person string, unattended bool) (string, bool,
 
 // keyView is a key as the API shows it.
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.cfg.Store.APIKeys(r.Context(), tenantOf(r.Context()))
+	keys, err := s.cfg.Keys.APIKeys(r.Context(), tenantOf(r.Context()))
 	if err != nil {
 		s.storeUnavailable(w, "listing API keys", err)
 		return
 	}
 	if keys == nil {
-		keys = []*connections.APIKey{}
+		keys = []*APIKey{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 }
@@ -133,11 +133,11 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if err := connections.CheckRole(req.Role, req.Person); err != nil {
+	if err := CheckRole(req.Role, req.Person); err != nil {
 		writeError(w, http.StatusBadRequest, "bad-request", "", err.Error()+`: the body is {"role":"admin|service|person","person":"…"}`)
 		return
 	}
-	key, k, err := s.cfg.Store.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
+	key, k, err := s.cfg.Keys.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
 	if err != nil {
 		s.storeUnavailable(w, "storing the API key", err)
 		return
@@ -146,7 +146,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
-	err := s.cfg.Store.RevokeAPIKey(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	err := s.cfg.Keys.RevokeAPIKey(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	if err == nil {
 		// Forget it here at once; other replicas within keyCacheTTL.
 		s.keys.Range(func(k, v any) bool {

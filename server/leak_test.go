@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -19,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/redact/redacttest"
@@ -116,12 +116,8 @@ func TestNoSecretInAnySink(t *testing.T) {
 			`"authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}}`
 		os.WriteFile(filepath.Join(dir, name+".json"), []byte(strings.ReplaceAll(src, "{UP}", up.URL)), 0o644)
 	}
-	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
-	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "db"), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(t, filepath.Join(t.TempDir(), "db"), keys)
 	var text, js syncBuffer
 	log := slog.New(fanout{
 		slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug}),
@@ -130,13 +126,13 @@ func TestNoSecretInAnySink(t *testing.T) {
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: log,
 		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})))
-	srv, err := New(Config{Store: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: log})
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	key, _, _ := store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
+	key, _, _ := store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
 	session := mcpSession(t, hs.URL, key)
 
 	r := rand.New(rand.NewPCG(7, 9))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,7 +21,6 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/budget"
-	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
@@ -79,12 +79,8 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 			"input":{"type":"object"},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/`+name+`","timeoutMs":60000}}`), 0o644)
 	}
-	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
-	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "db"), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(t, filepath.Join(t.TempDir(), "db"), keys)
 	logger := slog.New(slog.NewTextHandler(fr.log, nil))
 	mem := budget.New(budgetBytes)
 	reg := &synth.Registry{}
@@ -92,7 +88,7 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Budget: mem, MaxConnsPerHost: -1,
 	})))
-	srv, err := New(Config{Store: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger,
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger,
 		Budget: mem, TenantLimits: map[string]int{"tenant-a": limitA}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +96,8 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	fr.url = hs.URL
-	fr.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
-	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
+	fr.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
+	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", RoleAdmin, "")
 	return fr
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,7 +81,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 func mcpCaller(ctx context.Context, h http.Header) (tenant, person string) {
 	k := identity(ctx)
 	tenant, person = k.Tenant, k.Person
-	if k.Role != connections.RolePerson && h != nil {
+	if k.Role != RolePerson && h != nil {
 		person = h.Get("X-Person-Id")
 	}
 	return tenant, person

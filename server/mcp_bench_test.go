@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,7 +14,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/synth"
@@ -33,22 +33,18 @@ func benchServer(b *testing.B, n int) (base, key string) {
 			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"%s/items/{id}"}}`, i, i, up.URL)), 0o644)
 	}
-	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
-	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(b.TempDir(), "db"), keys)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(b, filepath.Join(b.TempDir(), "db"), keys)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
-	srv, err := New(Config{Store: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
-	key, _, _ = store.CreateAPIKey(context.Background(), "t", connections.RoleAdmin, "")
+	key, _, _ = store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
 	return hs.URL, key
 }
 

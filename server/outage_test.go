@@ -16,7 +16,7 @@ import (
 // words), or blocks until its context ends, as it does when PostgreSQL is
 // frozen (SIGSTOP).
 type downStore struct {
-	*connections.SQLStore
+	*testStore
 	down, frozen atomic.Bool
 }
 
@@ -30,53 +30,53 @@ func (d *downStore) fail(ctx context.Context, op string) error {
 	return &connections.StoreError{Op: op, Err: errDriverWords}
 }
 
-func (d *downStore) KeyOf(ctx context.Context, key string) (*connections.APIKey, error) {
+func (d *downStore) KeyOf(ctx context.Context, key string) (*APIKey, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "check API key")
 	}
-	return d.SQLStore.KeyOf(ctx, key)
+	return d.testStore.KeyOf(ctx, key)
 }
 func (d *downStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
 	if d.down.Load() {
 		return "", d.fail(ctx, "read secret")
 	}
-	return d.SQLStore.Secret(ctx, tenant, ref)
+	return d.testStore.Secret(ctx, tenant, ref)
 }
 func (d *downStore) SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "list secrets")
 	}
-	return d.SQLStore.SecretRefs(ctx, tenant)
+	return d.testStore.SecretRefs(ctx, tenant)
 }
 func (d *downStore) PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, v string) error {
 	if d.down.Load() {
 		return d.fail(ctx, "store secret")
 	}
-	return d.SQLStore.PutSecret(ctx, tenant, ref, v)
+	return d.testStore.PutSecret(ctx, tenant, ref, v)
 }
 func (d *downStore) Connection(ctx context.Context, tenant, app, owner string) (*connections.Record, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "read connection")
 	}
-	return d.SQLStore.Connection(ctx, tenant, app, owner)
+	return d.testStore.Connection(ctx, tenant, app, owner)
 }
 func (d *downStore) Connections(ctx context.Context, tenant string) ([]*connections.Record, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "list connections")
 	}
-	return d.SQLStore.Connections(ctx, tenant)
+	return d.testStore.Connections(ctx, tenant)
 }
 func (d *downStore) PutState(ctx context.Context, st *connections.State) error {
 	if d.down.Load() {
 		return d.fail(ctx, "store connect state")
 	}
-	return d.SQLStore.PutState(ctx, st)
+	return d.testStore.PutState(ctx, st)
 }
 func (d *downStore) Ping(ctx context.Context) error {
 	if d.down.Load() {
 		return d.fail(ctx, "write check")
 	}
-	return d.SQLStore.Ping(ctx)
+	return d.testStore.Ping(ctx)
 }
 
 // TestStoreOutage: with the store down, every route that needs it answers
@@ -85,11 +85,11 @@ func (d *downStore) Ping(ctx context.Context) error {
 // /readyz still answers 503 (its check has a timeout).
 func TestStoreOutage(t *testing.T) {
 	r := newRig(t)
-	ds := &downStore{SQLStore: r.store}
-	r.srv.cfg.Store = ds
+	ds := &downStore{testStore: r.store}
+	r.srv.cfg.Store, r.srv.cfg.Keys = ds, ds
 	r.srv.cfg.Manager.Connections, r.srv.cfg.Manager.States = ds, ds
 	// A key not yet checked, so that its check reaches the store.
-	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", connections.RoleAdmin, "")
+	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", RoleAdmin, "")
 	r.do(t, r.keyA, "GET", "/v1/tools", "") // keyA is now cached
 	ds.down.Store(true)
 	for _, tc := range []struct{ name, key, method, path, body string }{

@@ -25,9 +25,9 @@ func TestRolesOnEveryRoute(t *testing.T) {
 		return k
 	}
 	keys := map[string]string{
-		"admin":   mk(connections.RoleAdmin, ""),
-		"service": mk(connections.RoleService, ""),
-		"person":  mk(connections.RolePerson, "u1"),
+		"admin":   mk(RoleAdmin, ""),
+		"service": mk(RoleService, ""),
+		"person":  mk(RolePerson, "u1"),
 	}
 	u1, _ := r.store.SaveConnection(ctx, &connections.Record{Tenant: "tenant-a", App: "google", Owner: connections.OwnerPerson("u1"), AccessToken: "a1", Permissions: []string{"gmail.send"}})
 	u2, _ := r.store.SaveConnection(ctx, &connections.Record{Tenant: "tenant-a", App: "google", Owner: connections.OwnerPerson("u2"), AccessToken: "a2", Permissions: []string{"gmail.send"}})

@@ -29,28 +29,20 @@ import (
 const DefaultMaxInputBytes = 1 << 20
 
 // Store is what the service reads and writes itself: connections (listed
-// and revoked through the API), tenants' secrets, API keys, and a readiness
-// check. The Manager has its own (connections and connect flows).
-// connections.SQLStore is one.
+// and revoked through the API), tenants' secrets, and a readiness check.
+// The Manager has its own (connections and connect flows), Keys the API
+// keys. sqlstore.SQLStore is one.
 type Store interface {
 	connections.ConnectionStore
 	connections.SecretStore
-	KeyStore
 	// Ping checks that the store answers and takes a write.
 	Ping(ctx context.Context) error
-}
-
-// KeyStore keeps API keys, stored hashed.
-type KeyStore interface {
-	CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *connections.APIKey, error)
-	KeyOf(ctx context.Context, key string) (*connections.APIKey, error)
-	APIKeys(ctx context.Context, tenant string) ([]*connections.APIKey, error)
-	RevokeAPIKey(ctx context.Context, tenant, id string) error
 }
 
 // Config is what New needs.
 type Config struct {
 	Store    Store
+	Keys     KeyStore
 	Manager  *connections.Manager
 	Apps     connections.Apps
 	ToolsDir string
@@ -156,6 +148,9 @@ func (s *Server) Tools() *Toolset { return s.tools.Load() }
 // Wait blocks until every call in flight has finished.
 func (s *Server) Wait() { s.inflight.Wait() }
 
+// Keys returns the service's API key store.
+func (s *Server) Keys() KeyStore { return s.cfg.Keys }
+
 // Handler returns the HTTP API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -164,7 +159,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
-	const admin = connections.RoleAdmin
+	const admin = RoleAdmin
 	if s.cfg.OIDC != nil {
 		md := s.resourceMetadata()
 		mux.Handle(metadataPath, md)
@@ -185,7 +180,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("DELETE /v1/keys/{id}", s.authed(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
 	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
-		if k := identity(r.Context()); k.Role == connections.RolePerson {
+		if k := identity(r.Context()); k.Role == RolePerson {
 			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
 				forbidden(w, "a person key acts for its own person only, not "+p)
 				return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,7 +30,7 @@ import (
 type rig struct {
 	srv        *Server
 	http       *httptest.Server
-	store      *connections.SQLStore
+	store      *testStore
 	provider   *toolstest.OAuthProvider
 	upCalls    atomic.Int64
 	keyA, keyB string
@@ -65,11 +66,8 @@ func newRig(t testing.TB) *rig {
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"{UP}/mail","authorization":{"kind":"connection","connection":"gmail"}}}`)
 	write("mail.cases.json", `[]`)
-	keys, _ := connections.NewKeyring(bytes.Repeat([]byte{9}, 32))
-	store, err := connections.Open(context.Background(), "sqlite:"+filepath.Join(dir, "db"), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(t, filepath.Join(dir, "db"), keys)
 	t.Cleanup(func() { store.Close() })
 	r.store = store
 	apps, err := connections.ParseApps([]byte(fmt.Sprintf(`{"apps":{"google":{"authURL":%q,"tokenURL":%q,"clientID":"client-1","clientSecretEnv":"X","authStyle":"params","permissions":{"gmail.send":["mail.send"]}}}}`,
@@ -81,7 +79,7 @@ func newRig(t testing.TB) *rig {
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
 	mgr := &connections.Manager{Connections: store, States: store, Apps: apps}
-	srv, err := New(Config{Store: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
+	srv, err := New(Config{Store: store, Keys: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +87,8 @@ func newRig(t testing.TB) *rig {
 	r.http = httptest.NewServer(srv.Handler())
 	t.Cleanup(r.http.Close)
 	mgr.RedirectURL = r.http.URL + "/v1/oauth/callback"
-	r.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", connections.RoleAdmin, "")
-	r.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", connections.RoleAdmin, "")
+	r.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
+	r.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", RoleAdmin, "")
 	return r
 }
 

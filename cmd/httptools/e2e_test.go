@@ -8,11 +8,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/httptools/httptools/internal/pgtest"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -348,11 +348,7 @@ func TestServeRefusesInvalidTools(t *testing.T) {
 // the other's callback, and a connection expiring under load on both is
 // refreshed once.
 func TestReplicasOnPostgres(t *testing.T) {
-	base := os.Getenv("HTTPTOOLS_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("HTTPTOOLS_TEST_POSTGRES is not set")
-	}
-	dsn := freshSchema(t, base)
+	dsn := pgtest.DSN(t)
 	w := newWorld(t)
 	env := append([]string{"HTTPTOOLS_MASTER_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))}, e2eEnv...)
 	addrA, addrB := freeAddr(t), freeAddr(t)
@@ -415,29 +411,6 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if g := w.provider.RefreshGrants.Load(); g != 1 || failed.Load() != 0 {
 		t.Errorf("%d refresh grants and %d failed calls over two replicas; want 1 and 0", g, failed.Load())
 	}
-}
-
-func freshSchema(t *testing.T, base string) string {
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("HTTPTOOLS_TEST_POSTGRES is set but PostgreSQL is not usable: %v", err)
-	}
-	t.Cleanup(func() {
-		if a, err := sql.Open("pgx", base); err == nil {
-			a.Exec("DROP SCHEMA " + schema + " CASCADE")
-			a.Close()
-		}
-	})
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // TestMCPStdio runs httptools mcp as a subprocess and talks to it with the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net"
@@ -65,31 +66,36 @@ func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
 
 // openStore opens the database with the master key: from
 // HTTPTOOLS_MASTER_KEY, or for SQLite a 0600 key file beside the database.
-func openStore(ctx context.Context, dsn string, log *slog.Logger) (*connections.SQLStore, error) {
+func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQLStore, error) {
 	keyFile := ""
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
-		if err := connections.CheckSQLitePath(path); err != nil {
+		if err := sqlstore.CheckSQLitePath(path); err != nil {
 			return nil, fmt.Errorf("store %s: %w", dsn, err) // before the key file is made beside it
 		}
 		keyFile = path + ".key"
-	} else if os.Getenv(connections.MasterKeyEnv) == "" {
-		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", connections.MasterKeyEnv)
+	} else if os.Getenv(sqlstore.MasterKeyEnv) == "" {
+		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", sqlstore.MasterKeyEnv)
 	}
-	keys, err := connections.LoadKeyring(os.Getenv, keyFile, log)
+	keys, err := sqlstore.LoadKeyring(os.Getenv, keyFile, log)
 	if err != nil {
 		return nil, err
 	}
-	return connections.Open(ctx, dsn, keys)
+	return sqlstore.Open(ctx, dsn, keys)
 }
 
 // build assembles the service from flags.
-func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger) (*server.Server, *connections.SQLStore, error) {
+func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger) (*server.Server, *sqlstore.SQLStore, error) {
 	if f.tools == "" {
 		return nil, nil, errors.New("name the manifests folder with --tools DIR (try fixtures/tools)")
 	}
 	store, err := openStore(ctx, f.db, log)
 	if err != nil {
 		return nil, nil, err
+	}
+	keys, err := server.NewSQLKeys(ctx, store.DB(), store.Postgres())
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("store %s: %w", f.db, err)
 	}
 	var apps connections.Apps
 	var mgr *connections.Manager
@@ -132,7 +138,7 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
 	}
 	srv, err := server.New(server.Config{
-		Store: store, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
+		Store: store, Keys: keys, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
 		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
 		Budget: mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
@@ -194,7 +200,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
-		if key, err := localKey(ctx, store, path+".local-api-key"); err == nil {
+		if key, err := localKey(ctx, srv.Keys(), path+".local-api-key"); err == nil {
 			fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
 			fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)
 			fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' http://%s/v1/tools\n", key, ln.Addr())
@@ -258,14 +264,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 
 // localKey returns the local tenant's API key, creating it (and a 0600 file
 // beside the database holding it) on first start.
-func localKey(ctx context.Context, store *connections.SQLStore, file string) (string, error) {
+func localKey(ctx context.Context, store server.KeyStore, file string) (string, error) {
 	if b, err := os.ReadFile(file); err == nil {
 		key := strings.TrimSpace(string(b))
 		if k, err := store.KeyOf(ctx, key); err == nil && k.Tenant == "local" {
 			return key, nil
 		}
 	}
-	key, _, err := store.CreateAPIKey(ctx, "local", connections.RoleAdmin, "")
+	key, _, err := store.CreateAPIKey(ctx, "local", server.RoleAdmin, "")
 	if err != nil {
 		return "", err
 	}
@@ -287,7 +293,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keys "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tenant := fs.String("tenant", "", "the tenant")
-	role := fs.String("role", connections.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
+	role := fs.String("role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 	person := fs.String("person", "", "the person of a person key")
 	db := fs.String("db", "sqlite:./httptools.db", "store")
 	rest := args[1:]
@@ -306,7 +312,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
 		return 2
 	case verb == "create":
-		if err := connections.CheckRole(*role, *person); err != nil {
+		if err := server.CheckRole(*role, *person); err != nil {
 			fmt.Fprintln(stderr, "httptools keys create:", err)
 			return 2
 		}
@@ -318,12 +324,17 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	store, err := openStore(ctx, *db, slog.New(slog.NewTextHandler(stderr, nil)))
+	sq, err := openStore(ctx, *db, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools keys:", err)
 		return 1
 	}
-	defer store.Close()
+	defer sq.Close()
+	store, err := server.NewSQLKeys(ctx, sq.DB(), sq.Postgres())
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
 	switch verb {
 	case "create":
 		key, k, err := store.CreateAPIKey(ctx, *tenant, *role, *person)

@@ -1,4 +1,4 @@
-package connections
+package sqlstore
 
 import (
 	"crypto/aes"

@@ -1,4 +1,4 @@
-package connections_test
+package sqlstore
 
 import (
 	"testing"
@@ -7,10 +7,13 @@ import (
 	"github.com/httptools/httptools/connections/storetest"
 )
 
-// TestSQLStoreConformance: SQLStore passes each store suite on SQLite and
-// on PostgreSQL.
-func TestSQLStoreConformance(t *testing.T) {
-	for name, open := range connections.NewTestStores() {
+// TestConformance: SQLStore passes each store suite on SQLite and on
+// PostgreSQL.
+func TestConformance(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) *SQLStore{
+		"sqlite":   func(t *testing.T) *SQLStore { return openSQLite(t, "") },
+		"postgres": func(t *testing.T) *SQLStore { return openPostgres(t, postgresDSN(t)) },
+	} {
 		t.Run(name, func(t *testing.T) {
 			storetest.Connections(t, func(t *testing.T) connections.ConnectionStore { return open(t) })
 			storetest.States(t, func(t *testing.T) connections.StateStore { return open(t) })

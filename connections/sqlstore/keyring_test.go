@@ -1,9 +1,10 @@
-package connections
+package sqlstore
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"github.com/httptools/httptools/connections"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestStoreRotatesKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1.SaveConnection(ctx, &Record{Tenant: "t", App: "a", Owner: OwnerCompany, AccessToken: "at-1", RefreshToken: "rt-1", Expiry: time.Now().Add(time.Hour)})
+	s1.SaveConnection(ctx, &connections.Record{Tenant: "t", App: "a", Owner: connections.OwnerCompany, AccessToken: "at-1", RefreshToken: "rt-1", Expiry: time.Now().Add(time.Hour)})
 	s1.Close()
 	k2, _ := NewKeyring(newKey, oldKey)
 	s2, err := Open(ctx, "sqlite:"+path, k2)
@@ -57,7 +58,7 @@ func TestStoreRotatesKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	rec, err := s2.Connection(ctx, "t", "a", OwnerCompany)
+	rec, err := s2.Connection(ctx, "t", "a", connections.OwnerCompany)
 	if err != nil || rec.AccessToken != "at-1" {
 		t.Fatalf("after rotation: %+v %v", rec, err)
 	}

@@ -1,8 +1,9 @@
-package connections
+package sqlstore
 
 import (
 	"context"
 	"errors"
+	"github.com/httptools/httptools/connections"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestReadOnlyStoreIsNotReady(t *testing.T) {
 	live := openSQLite(t, path2)
 	makeReadOnly(t, path2, path2+"-wal")
 	err = live.Ping(context.Background())
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, connections.ErrUnavailable) {
 		t.Errorf("Ping on a read-only database = %v, want ErrUnavailable", err)
 	}
 }

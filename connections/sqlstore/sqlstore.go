@@ -1,15 +1,13 @@
-package connections
+package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/internal/ids"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -48,20 +46,20 @@ func (s *SQLStore) bound(ctx context.Context) (context.Context, context.CancelFu
 // fail wraps a driver error as a StoreError; not-found errors pass as they
 // are.
 func fail(op string, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, synth.ErrSecretNotFound) {
+	if err == nil || errors.Is(err, connections.ErrNotFound) || errors.Is(err, synth.ErrSecretNotFound) {
 		return err
 	}
-	var se *StoreError
+	var se *connections.StoreError
 	if errors.As(err, &se) {
 		return err
 	}
-	return &StoreError{Op: op, Err: err}
+	return &connections.StoreError{Op: op, Err: err}
 }
 
 var (
-	_ ConnectionStore = (*SQLStore)(nil)
-	_ StateStore      = (*SQLStore)(nil)
-	_ SecretStore     = (*SQLStore)(nil)
+	_ connections.ConnectionStore = (*SQLStore)(nil)
+	_ connections.StateStore      = (*SQLStore)(nil)
+	_ connections.SecretStore     = (*SQLStore)(nil)
 )
 
 // Open opens "sqlite:PATH" or "postgres://…", runs the migrations and checks
@@ -151,7 +149,7 @@ func pgName(dsn string) string {
 
 // words is a driver error's text, for the operator at start-up.
 func words(err error) string {
-	var se *StoreError
+	var se *connections.StoreError
 	if errors.As(err, &se) {
 		err = se.Err
 	}
@@ -159,6 +157,8 @@ func words(err error) string {
 }
 
 // migrations run in order, once each; never edit one that has shipped.
+// The api_keys table they make is the service's (server.SQLKeys reads and
+// writes it, and creates it in a database that has none).
 var migrations = []string{
 	`CREATE TABLE connections (
 		id TEXT PRIMARY KEY,
@@ -286,22 +286,26 @@ func (s *SQLStore) Ping(ctx context.Context) error {
 // Close implements Store.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-// DB exposes the database, for tests that read raw rows.
+// DB returns the store's database: the service keeps its API keys in it
+// (server.SQLKeys), and tests read raw rows.
 func (s *SQLStore) DB() *sql.DB { return s.db }
+
+// Postgres reports whether the store is on PostgreSQL (else SQLite).
+func (s *SQLStore) Postgres() bool { return s.pg }
 
 const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated, lease_owner, lease_until`
 
 type scanner interface{ Scan(dest ...any) error }
 
-func (s *SQLStore) scanConn(row scanner) (*Record, error) {
-	var r Record
+func (s *SQLStore) scanConn(row scanner) (*connections.Record, error) {
+	var r connections.Record
 	var perms, scopes, keyID string
 	var access, refresh []byte
 	var expiry, lastRefresh, created, updated, leaseUntil int64
 	err := row.Scan(&r.ID, &r.Tenant, &r.App, &r.Owner, &perms, &scopes, &keyID, &access, &refresh,
 		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated, &r.LeaseOwner, &leaseUntil)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, connections.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -351,7 +355,7 @@ func fromMs(v int64) time.Time {
 }
 
 // Connection implements Store.
-func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*Record, error) {
+func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*connections.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? AND app = ? AND owner = ?`), tenant, app, owner)
@@ -360,7 +364,7 @@ func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*
 }
 
 // Connections implements Store.
-func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, error) {
+func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*connections.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? ORDER BY app, owner`), tenant)
@@ -368,7 +372,7 @@ func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, e
 		return nil, fail("list connections", err)
 	}
 	defer rows.Close()
-	var out []*Record
+	var out []*connections.Record
 	for rows.Next() {
 		r, err := s.scanConn(rows)
 		if err != nil {
@@ -381,15 +385,15 @@ func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*Record, e
 
 // SaveConnection implements Store; UpdateLocked keeps the row's id,
 // creation time and version sequence.
-func (s *SQLStore) SaveConnection(ctx context.Context, rec *Record) (*Record, error) {
-	return s.UpdateLocked(ctx, rec.Tenant, rec.App, rec.Owner, func(*Record) (*Record, error) {
+func (s *SQLStore) SaveConnection(ctx context.Context, rec *connections.Record) (*connections.Record, error) {
+	return s.UpdateLocked(ctx, rec.Tenant, rec.App, rec.Owner, func(*connections.Record) (*connections.Record, error) {
 		next := *rec
 		return &next, nil
 	})
 }
 
 // UpdateLocked implements Store. fn gets nil when there is no connection yet.
-func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error) {
+func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *connections.Record) (*connections.Record, error)) (*connections.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rec, fnErr, err := s.updateLocked(ctx, tenant, app, owner, fn)
@@ -401,7 +405,7 @@ func (s *SQLStore) UpdateLocked(ctx context.Context, tenant, app, owner string, 
 
 // updateLocked runs UpdateLocked's transaction; err is the database's, fnErr
 // fn's own.
-func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (rec *Record, fnErr, err error) {
+func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *connections.Record) (*connections.Record, error)) (rec *connections.Record, fnErr, err error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE on SQLite (_txlock)
 	if err != nil {
 		return nil, nil, err
@@ -412,13 +416,13 @@ func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, 
 		lock = " FOR UPDATE"
 	}
 	cur, err := s.scanConn(tx.QueryRowContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? AND app = ? AND owner = ?`+lock), tenant, app, owner))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, connections.ErrNotFound) {
 		cur, err = nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	var snapshot *Record
+	var snapshot *connections.Record
 	if cur != nil {
 		c := *cur
 		snapshot = &c
@@ -435,12 +439,12 @@ func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, 
 	if cur != nil {
 		next.ID, next.Created, next.Version = cur.ID, cur.Created, cur.Version
 	} else {
-		next.ID, next.Created, next.Version = newID("conn_"), now, 0
+		next.ID, next.Created, next.Version = ids.New("conn_"), now, 0
 	}
 	next.Version++
 	next.Updated = now
 	if next.Status == "" {
-		next.Status = StatusActive
+		next.Status = connections.StatusActive
 	}
 	perms, _ := json.Marshal(nonNil(next.Permissions))
 	scopes, _ := json.Marshal(nonNil(next.Scopes))
@@ -475,18 +479,18 @@ func (s *SQLStore) RevokeConnection(ctx context.Context, tenant, id string) erro
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE connections SET status = ?, access_token = NULL, refresh_token = NULL, version = version + 1, updated = ? WHERE tenant = ? AND id = ?`),
-		StatusRevoked, ms(time.Now()), tenant, id)
+		connections.StatusRevoked, ms(time.Now()), tenant, id)
 	if err != nil {
 		return fail("revoke connection", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return connections.ErrNotFound
 	}
 	return nil
 }
 
 // PutState implements Store.
-func (s *SQLStore) PutState(ctx context.Context, st *State) error {
+func (s *SQLStore) PutState(ctx context.Context, st *connections.State) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO oauth_states (state, tenant, app, owner, key_id, verifier, expires) VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -496,17 +500,17 @@ func (s *SQLStore) PutState(ctx context.Context, st *State) error {
 
 // TakeState implements Store: the DELETE … RETURNING makes a state single
 // use even when two callbacks race.
-func (s *SQLStore) TakeState(ctx context.Context, state string) (*State, error) {
+func (s *SQLStore) TakeState(ctx context.Context, state string) (*connections.State, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var st State
+	var st connections.State
 	var keyID string
 	var verifier []byte
 	var expires int64
 	err := s.db.QueryRowContext(ctx, s.q(`DELETE FROM oauth_states WHERE state = ? RETURNING state, tenant, app, owner, key_id, verifier, expires`), state).
 		Scan(&st.State, &st.Tenant, &st.App, &st.Owner, &keyID, &verifier, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, connections.ErrNotFound
 	}
 	if err != nil {
 		return nil, fail("take connect state", err)
@@ -581,156 +585,7 @@ func (s *SQLStore) DeleteSecret(ctx context.Context, tenant string, ref synth.Se
 		return fail("delete secret", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return connections.ErrNotFound
 	}
 	return nil
-}
-
-func newID(prefix string) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return prefix + hex.EncodeToString(b)
-}
-
-// APIKeyPrefix starts every API key.
-const APIKeyPrefix = "htk_"
-
-// Key roles.
-const (
-	// RoleAdmin manages secrets, keys and company connections, and calls
-	// tools as a service key does.
-	RoleAdmin = "admin"
-	// RoleService is a kernel's key: it calls tools and names the person
-	// and unattended of each call.
-	RoleService = "service"
-	// RolePerson is one person's key: calls act for that person only, and
-	// it sees and revokes its own connections only.
-	RolePerson = "person"
-)
-
-// APIKey is what a key is: never the key itself, which is shown once.
-type APIKey struct {
-	ID      string    `json:"id"`
-	Tenant  string    `json:"tenant"`
-	Role    string    `json:"role"`
-	Person  string    `json:"person,omitempty"`
-	Created time.Time `json:"created"`
-}
-
-// CheckRole reports whether role and person make a key: person keys name
-// their person, others none.
-func CheckRole(role, person string) error {
-	switch {
-	case role != RoleAdmin && role != RoleService && role != RolePerson:
-		return fmt.Errorf("role %q: want admin, service or person", role)
-	case role == RolePerson && person == "":
-		return errors.New("a person key names its person: add --person ID")
-	case role != RolePerson && person != "":
-		return fmt.Errorf("only a person key names a person (this one is %s)", role)
-	}
-	return nil
-}
-
-// CreateAPIKey makes a new API key for tenant with a role (person keys name
-// their person) and stores only its SHA-256: the key is returned once and
-// can never be read back.
-func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *APIKey, error) {
-	if tenant == "" {
-		return "", nil, errors.New("an API key needs a tenant")
-	}
-	if err := CheckRole(role, person); err != nil {
-		return "", nil, err
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", nil, err
-	}
-	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
-	h := keyHash(key)
-	k := &APIKey{ID: "key_" + h[:16], Tenant: tenant, Role: role, Person: person, Created: time.Now()}
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO api_keys (hash, tenant, created, id, role, person) VALUES (?, ?, ?, ?, ?, ?)`),
-		h, tenant, ms(k.Created), k.ID, role, person)
-	if err != nil {
-		return "", nil, fail("store API key", err)
-	}
-	return key, k, nil
-}
-
-// KeyOf returns what an API key is, or ErrNotFound for an unknown or
-// revoked key. The key is 256 random bits, so one SHA-256 is the right
-// hash: there is nothing to brute-force.
-func (s *SQLStore) KeyOf(ctx context.Context, key string) (*APIKey, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	var k APIKey
-	var created int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created FROM api_keys WHERE hash = ? AND revoked = 0`), keyHash(key)).
-		Scan(&k.ID, &k.Tenant, &k.Role, &k.Person, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fail("check API key", err)
-	}
-	k.Created = fromMs(created)
-	return &k, nil
-}
-
-// APIKeys lists a tenant's keys that are not revoked ("" lists every
-// tenant's, for the CLI).
-func (s *SQLStore) APIKeys(ctx context.Context, tenant string) ([]*APIKey, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	q := `SELECT id, tenant, role, person, created FROM api_keys WHERE revoked = 0`
-	args := []any{}
-	if tenant != "" {
-		q += ` AND tenant = ?`
-		args = append(args, tenant)
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY tenant, created, id`), args...)
-	if err != nil {
-		return nil, fail("list API keys", err)
-	}
-	defer rows.Close()
-	var out []*APIKey
-	for rows.Next() {
-		var k APIKey
-		var created int64
-		if err := rows.Scan(&k.ID, &k.Tenant, &k.Role, &k.Person, &created); err != nil {
-			return nil, fail("list API keys", err)
-		}
-		k.Created = fromMs(created)
-		out = append(out, &k)
-	}
-	return out, fail("list API keys", rows.Err())
-}
-
-// RevokeAPIKey revokes a key by id; tenant "" matches any tenant (the CLI).
-// An unknown id, or another tenant's, is ErrNotFound.
-func (s *SQLStore) RevokeAPIKey(ctx context.Context, tenant, id string) error {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	q := `UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked = 0`
-	args := []any{ms(time.Now()), id}
-	if tenant != "" {
-		q += ` AND tenant = ?`
-		args = append(args, tenant)
-	}
-	res, err := s.db.ExecContext(ctx, s.q(q), args...)
-	if err != nil {
-		return fail("revoke API key", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-func keyHash(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
 }
