@@ -3,7 +3,6 @@ package auth_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/httptools/httptools/auth"
@@ -55,21 +54,3 @@ func TestResolvers(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) ResolveSecret(context.Context, synth.SecretRef) (string, error) { return "", f.err }
-
-func TestResolveBearerAndHeader(t *testing.T) {
-	ctx := context.Background()
-	tc := synth.CallContext{Secrets: auth.Map{"p/T": "v"}}
-	c, err := auth.Resolve(ctx, &auth.Spec{Kind: auth.KindBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, "")
-	if err != nil || c.Header != "Authorization" || c.Value != "Bearer v" || c.Secret != "v" {
-		t.Errorf("bearer: %+v %v", c, err)
-	}
-	c, err = auth.Resolve(ctx, &auth.Spec{Kind: auth.KindHeader, HeaderName: "X-Api-Key", SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, "")
-	if err != nil || c.Header != "X-Api-Key" || c.Value != "v" {
-		t.Errorf("header: %+v %v", c, err)
-	}
-	_, err = auth.Resolve(ctx, &auth.Spec{Kind: auth.KindBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "MISSING"}}, nil, tc, "")
-	var e *synth.Error
-	if !errors.As(err, &e) || e.Reason != synth.ReasonSecretUnavailable || !strings.Contains(e.Message, "HTTPTOOLS_SECRET_P_MISSING") {
-		t.Errorf("missing: %v", err)
-	}
-}

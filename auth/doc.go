@@ -1,6 +1,5 @@
-// Package auth resolves the credentials a tool declares and applies them to a
-// request: a secret sent as a bearer token or in a named header, or the access
-// token of an OAuth connection. It also holds the secret resolvers (the
-// process environment, a map for tests, a chain) and the Redactor that keeps
-// resolved values out of every error.
+// Package auth resolves secret references: from the process environment
+// (HTTPTOOLS_SECRET_<ENV>_<NAME>), a map (tests, the CLI's --secret), a
+// tenant's store, or a chain of those. How a kind sends a secret is the
+// kind's (package httpspec: bearer, a named header, a connection's token).
 package auth

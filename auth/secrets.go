@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -18,6 +19,10 @@ const EnvPrefix = "HTTPTOOLS_SECRET_"
 func EnvVar(ref synth.SecretRef) string {
 	return EnvPrefix + envPart(ref.EnvName) + "_" + envPart(ref.Name)
 }
+
+// TokenVar names the environment variable a person could hold the access
+// token of a tool's connection in: HTTPTOOLS_TOKEN_<CONNECTION>.
+func TokenVar(connection string) string { return "HTTPTOOLS_TOKEN_" + envPart(connection) }
 
 func envPart(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -79,7 +84,7 @@ func (c Chain) ResolveSecret(ctx context.Context, ref synth.SecretRef) (string, 
 		if err == nil {
 			return v, nil
 		}
-		if !isNotFound(err) {
+		if !errors.Is(err, synth.ErrSecretNotFound) {
 			return "", err
 		}
 	}

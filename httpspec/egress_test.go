@@ -1,6 +1,7 @@
 package httpspec_test
 
 import (
+	"github.com/httptools/httptools/httpspec"
 	"net"
 	"net/http"
 	"strings"
@@ -20,7 +21,7 @@ func TestGuardRefusesLoopbackByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonEgressDenied || !strings.Contains(e.Message, "127.0.0.1 is loopback") {
+	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Message, "127.0.0.1 is loopback") {
 		t.Fatalf("got %v", e)
 	}
 	if up.count() != 0 {
@@ -38,7 +39,7 @@ func TestManifestAllowlistOnEveryHop(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`, `"network":{"kind":"allowlist","hosts":["127.0.0.1"]}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Reason != synth.ReasonEgressDenied || !strings.Contains(e.Message, "localhost") {
+	if e == nil || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Message, "localhost") {
 		t.Fatalf("got %v", e)
 	}
 	if up.count() != 1 || other.count() != 0 {
@@ -73,7 +74,7 @@ func TestTooManyRedirects(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/again", http.StatusFound) })
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Code != synth.CodeHandlerError || e.Reason != synth.ReasonTooManyRedirects || up.count() != 11 {
+	if e == nil || e.Code != synth.CodeHandlerError || e.Reason != httpspec.ReasonTooManyRedirects || up.count() != 11 {
 		t.Fatalf("got %v after %d requests", e, up.count())
 	}
 }
@@ -87,7 +88,7 @@ func TestURLCredentialsNeverInErrors(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x{?api_key,q}"}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{"api_key":"k-SECRET-9","q":"fine"}`)
-	if e == nil || e.Reason != synth.ReasonFetchFailed {
+	if e == nil || e.Reason != httpspec.ReasonFetchFailed {
 		t.Fatalf("got %v", e)
 	}
 	if strings.Contains(e.Message, "SECRET") || !strings.Contains(e.Message, "api_key=%5BREDACTED%5D") {

@@ -68,7 +68,7 @@ func FuzzHeaderFill(f *testing.F) {
 		h.tmpl, h.origin = tp, origin{scheme: "https", host: "x.test", name: "x.test"}
 		r, err := h.prepare(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}}, "")
 		if err != nil {
-			if e, ok := err.(*synth.Error); !ok || e.Reason != synth.ReasonInvalidHeader {
+			if e, ok := err.(*synth.Error); !ok || e.Reason != ReasonInvalidHeader {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/body"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
@@ -86,13 +85,13 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
-	if a := s.Authorization; a != nil && a.Kind == auth.KindHeader {
+	if a := s.Authorization; a != nil && a.Kind == AuthHeader {
 		h.authHeaders = []string{http.CanonicalHeaderKey(a.HeaderName)}
 	}
 	if h.client == nil {
 		h.client = sharedClient() // the zero Synthesizer, or NewSynthesizer(nil)
 	}
-	h.credVar = auth.Var(s.Authorization)
+	h.credVar = credentialVar(s.Authorization)
 	for _, v := range tmpl.Vars() {
 		h.vars[v.Name] = body.Path(strings.Split(v.Name, "."))
 		if !strings.Contains(v.Name, ".") {
@@ -228,7 +227,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	for i, hd := range h.headers {
 		v := hd.tmpl.Fill(in)
 		if strings.ContainsAny(v, "\r\n\x00") {
-			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
+			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
 		}
 		if v == "" && hd.name == "Idempotency-Key" {
 			// The manifest asks for an idempotency key and the input gave
@@ -266,14 +265,14 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	// The credential goes last, so that no default (User-Agent,
 	// Content-Type) can replace it: it reaches the wire as declared.
 	if a := h.spec.Authorization; a != nil {
-		cred, err := auth.Resolve(ctx, a, call.Tool, call.Context, rejected)
+		cred, err := resolveCredential(ctx, a, call.Tool, call.Context, rejected)
 		if err != nil {
 			return nil, err
 		}
 		r.redactor.Add(cred.Secret)
 		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, h.credVar, http.CanonicalHeaderKey(cred.Header)
 		if strings.ContainsAny(cred.Value, "\r\n\x00") {
-			return nil, synth.HandlerError(synth.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
+			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}
 		r.Header.Set(cred.Header, cred.Value)
 	}
@@ -293,12 +292,12 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 			switch {
 			case !r.Exists() || r.Type == gjson.Null:
 				if bad == nil {
-					bad = synth.HandlerError(synth.ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, v.Name)
+					bad = synth.HandlerError(ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, v.Name)
 				}
 				return Value{}
 			case r.IsArray() || r.IsObject():
 				if bad == nil {
-					bad = synth.HandlerError(synth.ReasonNotPrimitive, "URL placeholder {%s} must be a primitive (string, number or boolean), not an %s; use an operator form such as {?%s*} for lists and objects", v.Name, kindName(r), v.Name)
+					bad = synth.HandlerError(ReasonNotPrimitive, "URL placeholder {%s} must be a primitive (string, number or boolean), not an %s; use an operator form such as {?%s*} for lists and objects", v.Name, kindName(r), v.Name)
 				}
 				return Value{}
 			}
@@ -320,16 +319,16 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 		return "", bad
 	}
 	if err != nil {
-		return "", synth.HandlerError(synth.ReasonInvalidURL, "URL template: %v", err)
+		return "", synth.HandlerError(ReasonInvalidURL, "URL template: %v", err)
 	}
 	// The host is literal in the template, and expansion encodes every
 	// delimiter in values; check again anyway.
 	if !strings.HasPrefix(strings.ToLower(u), h.origin.scheme+"://"+h.origin.host) {
-		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
+		return "", synth.HandlerError(ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
 	originLen := len(h.origin.scheme) + 3 + len(h.origin.host)
 	if rest := u[originLen:]; rest != "" && !strings.ContainsRune("/?#", rune(rest[0])) {
-		return "", synth.HandlerError(synth.ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
+		return "", synth.HandlerError(ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
 	if bad := dotSegments(u, originLen); len(bad) > 0 {
 		if spans == nil {
@@ -475,7 +474,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		}
 	}
 	resp, err := h.send(cctx, req, call, stream)
-	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == auth.KindConnection {
+	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == AuthConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.prepare(cctx, call, req.credential); err != nil {
@@ -587,21 +586,21 @@ func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
 		if denied.IP.IsValid() {
 			hint = "the operator can allow the range (httptools call --allow-cidr)"
 		}
-		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: synth.ReasonEgressDenied, Err: err,
+		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: ReasonEgressDenied, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTooManyRedirects, Err: err,
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonTooManyRedirects, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
 	case errors.Is(err, fetch.ErrTooLarge):
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTooLarge, Err: err,
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTooLarge, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
 	case errors.As(err, &truncated) && dl.call.Err() == nil:
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseTruncated, Err: err,
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTruncated, Err: err,
 			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
 	case dl.call.Err() != nil:
 		return dl.ended(err)
 	}
-	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonFetchFailed, Err: err,
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
 		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
 }
 
@@ -669,12 +668,12 @@ func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error
 		if start != "" {
 			msg += ": " + start
 		}
-		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
 	}
 	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
 	if !h.spec.Parse() {
 		if !utf8.Valid(resp.Body) {
-			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotText, Status: resp.Status,
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseNotText, Status: resp.Status,
 				Message: "the response is not valid UTF-8 text, so it cannot be returned as a string"}
 		}
 		var b bytes.Buffer

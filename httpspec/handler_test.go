@@ -173,10 +173,10 @@ func TestURLValueErrors(t *testing.T) {
 	up := newUpstream(t, reply(200, `{}`))
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x/{id}"}`)
 	for _, tc := range []struct{ input, reason, msg string }{
-		{`{}`, synth.ReasonMissingValue, "{id}"},
-		{`{"id":null}`, synth.ReasonMissingValue, "{id}"},
-		{`{"id":{"a":1}}`, synth.ReasonNotPrimitive, "must be a primitive"},
-		{`{"id":[1]}`, synth.ReasonNotPrimitive, "must be a primitive"},
+		{`{}`, httpspec.ReasonMissingValue, "{id}"},
+		{`{"id":null}`, httpspec.ReasonMissingValue, "{id}"},
+		{`{"id":{"a":1}}`, httpspec.ReasonNotPrimitive, "must be a primitive"},
+		{`{"id":[1]}`, httpspec.ReasonNotPrimitive, "must be a primitive"},
 	} {
 		_, e := invoke(t, tool, synth.CallContext{}, tc.input)
 		if e == nil || e.Code != synth.CodeHandlerError || e.Reason != tc.reason || !strings.Contains(e.Message, tc.msg) {
@@ -292,7 +292,7 @@ func TestHeaderInjectionRefused(t *testing.T) {
 	for _, evil := range []string{"a\r\nX-Injected: 1", "a\nb", "a\u0000b", "a\rb"} {
 		in, _ := json.Marshal(map[string]string{"note": evil})
 		_, e := invoke(t, tool, synth.CallContext{}, string(in))
-		if e == nil || e.Reason != synth.ReasonInvalidHeader {
+		if e == nil || e.Reason != httpspec.ReasonInvalidHeader {
 			t.Fatalf("%q: got %v", evil, e)
 		}
 		if strings.Contains(e.Message, "Injected") || strings.Contains(e.Message, evil) {
@@ -318,12 +318,12 @@ func TestStatusAndParse(t *testing.T) {
 		{"empty body is null", reply(204, ""), "", "null", "", 0, ""},
 		{"not json", reply(200, "<html>"), "", "", synth.ReasonResponseNotJSON, 200, "not valid JSON"},
 		{"text", reply(200, "plain <b>text</b>\n"), `,"parseJson":false`, `"plain <b>text</b>\n"`, "", 0, ""},
-		{"text not utf8", reply(200, "\xff\xfe"), `,"parseJson":false`, "", synth.ReasonResponseNotText, 200, "not valid UTF-8"},
-		{"429 with body", reply(429, "rate limit exceeded"), "", "", synth.ReasonUpstreamStatus, 429, "429"},
-		{"500", reply(500, `{"error":"boom"}`), "", "", synth.ReasonUpstreamStatus, 500, `{"error":"boom"}`},
+		{"text not utf8", reply(200, "\xff\xfe"), `,"parseJson":false`, "", httpspec.ReasonResponseNotText, 200, "not valid UTF-8"},
+		{"429 with body", reply(429, "rate limit exceeded"), "", "", httpspec.ReasonUpstreamStatus, 429, "429"},
+		{"500", reply(500, `{"error":"boom"}`), "", "", httpspec.ReasonUpstreamStatus, 500, `{"error":"boom"}`},
 		{"302 inside a widened range", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) }, `,"successStatus":{"min":200,"max":399}`, "null", "", 0, ""},
-		{"302 outside the default range", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) }, "", "", synth.ReasonUpstreamStatus, 302, "302"},
-		{"201 only", reply(200, `{}`), `,"successStatus":{"min":201,"max":201}`, "", synth.ReasonUpstreamStatus, 200, "outside the success range 201–201"},
+		{"302 outside the default range", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) }, "", "", httpspec.ReasonUpstreamStatus, 302, "302"},
+		{"201 only", reply(200, `{}`), `,"successStatus":{"min":201,"max":201}`, "", httpspec.ReasonUpstreamStatus, 200, "outside the success range 201–201"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := newUpstream(t, tc.h)
@@ -423,7 +423,7 @@ func TestResponseTooLarge(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/big","parseJson":false}`, `"limits":{"memMB":1,"cpuMs":1}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Reason != synth.ReasonResponseTooLarge || !strings.Contains(e.Message, "1048576-byte cap") {
+	if e == nil || e.Reason != httpspec.ReasonResponseTooLarge || !strings.Contains(e.Message, "1048576-byte cap") {
 		t.Fatalf("got %v", e)
 	}
 }

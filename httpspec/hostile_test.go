@@ -284,7 +284,7 @@ func TestTruncatedAnswerIsNotAnOutput(t *testing.T) {
 	tool := load(t, strings.TrimSuffix(up, "/"), `{"kind":"http","method":"GET","urlTemplate":"{URL}/t"}`)
 	truncated := 0
 	for range 300 {
-		if _, e := invoke(t, tool, synth.CallContext{}, `{}`); e != nil && e.Code == synth.CodeHandlerError && e.Reason == synth.ReasonResponseTruncated {
+		if _, e := invoke(t, tool, synth.CallContext{}, `{}`); e != nil && e.Code == synth.CodeHandlerError && e.Reason == httpspec.ReasonResponseTruncated {
 			truncated++
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/body"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
@@ -38,13 +37,13 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 	checkHeaders(s, ps)
 	if a := s.Authorization; a != nil {
 		switch a.Kind {
-		case auth.KindConnection:
+		case AuthConnection:
 			if m.NeedsSpec == nil || m.NeedsSpec.Connections == nil {
 				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared: add needsSpec.connections.%s with its app, permissions and as", a.Connection, a.Connection))
 			} else if _, ok := m.NeedsSpec.Connections[a.Connection]; !ok {
 				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(slices.Sorted(maps.Keys(m.NeedsSpec.Connections)), ", ")))
 			}
-		case auth.KindHeader:
+		case AuthHeader:
 			switch {
 			case !httpguts.ValidHeaderFieldName(a.HeaderName):
 				ps.Error("spec.authorization.headerName", fmt.Sprintf("%q is not a valid header name: use letters, digits and !#$%%&'*+-.^_`|~ only", a.HeaderName))
@@ -166,7 +165,7 @@ func checkHeaders(s *Spec, ps *synth.Problems) {
 			ps.Error(p+".name", fmt.Sprintf("%s is set by the HTTP client: remove this header", h.Name))
 		case strings.EqualFold(h.Name, "Authorization") && s.Authorization != nil:
 			ps.Error(p+".name", "a static Authorization header conflicts with spec.authorization: remove one of them")
-		case s.Authorization != nil && s.Authorization.Kind == auth.KindHeader && strings.EqualFold(h.Name, s.Authorization.HeaderName):
+		case s.Authorization != nil && s.Authorization.Kind == AuthHeader && strings.EqualFold(h.Name, s.Authorization.HeaderName):
 			ps.Error(p+".name", fmt.Sprintf("a static %s header conflicts with spec.authorization, which sends the secret in it: remove one of them", h.Name))
 		}
 		if strings.ContainsAny(h.Value, "\r\n\x00") {

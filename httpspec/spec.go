@@ -2,21 +2,19 @@ package httpspec
 
 import (
 	"encoding/json"
-
-	"github.com/httptools/httptools/auth"
 )
 
 // Spec is the declarative HTTP invocation of a tool (HttpToolSpec).
 type Spec struct {
-	Kind          string       `json:"kind"`
-	Method        string       `json:"method"`
-	URLTemplate   string       `json:"urlTemplate"`
-	Headers       []Header     `json:"headers,omitempty"`
-	Authorization *auth.Spec   `json:"authorization,omitempty"`
-	RequestBody   *RequestBody `json:"requestBody,omitempty"`
-	TimeoutMs     int          `json:"timeoutMs,omitempty"`
-	ParseJSON     *bool        `json:"parseJson,omitempty"`
-	SuccessStatus *StatusRange `json:"successStatus,omitempty"`
+	Kind          string         `json:"kind"`
+	Method        string         `json:"method"`
+	URLTemplate   string         `json:"urlTemplate"`
+	Headers       []Header       `json:"headers,omitempty"`
+	Authorization *Authorization `json:"authorization,omitempty"`
+	RequestBody   *RequestBody   `json:"requestBody,omitempty"`
+	TimeoutMs     int            `json:"timeoutMs,omitempty"`
+	ParseJSON     *bool          `json:"parseJson,omitempty"`
+	SuccessStatus *StatusRange   `json:"successStatus,omitempty"`
 }
 
 // Header is one manifest header; {name} in Value is filled from the input.

@@ -151,7 +151,7 @@ func TestTraceOfAnInvoke(t *testing.T) {
 		t.Fatalf("want an upstream-status error quoting the body, got %v", err)
 	}
 	spans = exp.GetSpans().Snapshots()
-	if len(spans) != 2 || attr(spans[1], "httptools.reason") != synth.ReasonUpstreamStatus || spans[1].Status().Description != "handler-error upstream-status" || attr(spans[1], "http.response.status_code") != "404" {
+	if len(spans) != 2 || attr(spans[1], "httptools.reason") != httpspec.ReasonUpstreamStatus || spans[1].Status().Description != "handler-error upstream-status" || attr(spans[1], "http.response.status_code") != "404" {
 		for _, s := range spans {
 			t.Log(spanText(s))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/httptools/httptools/httpspec"
 	"html/template"
 	"io"
 	"net/http"
@@ -128,7 +129,7 @@ func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc C
 	if errors.As(err, &e) {
 		outcome = string(e.Code)
 		switch e.Reason {
-		case synth.ReasonEgressDenied:
+		case httpspec.ReasonEgressDenied:
 			m.denials.WithLabelValues(tool.ID()).Inc()
 		case synth.ReasonOverloaded:
 			s.refused(tenant, ReasonMemoryBudget, e.Message)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/httptools/httptools/httpspec"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"io"
@@ -308,7 +309,7 @@ func statusOf(e *synth.Error) int {
 		return http.StatusNotFound
 	case synth.CodePreconditionFailed:
 		switch e.Reason {
-		case synth.ReasonApprovalRequired, synth.ReasonEgressDenied:
+		case synth.ReasonApprovalRequired, httpspec.ReasonEgressDenied:
 			return http.StatusForbidden
 		case synth.ReasonStoreUnavailable:
 			return http.StatusServiceUnavailable

@@ -21,8 +21,8 @@ const (
 	CodeInvalidSchema          Code = "invalid-schema"
 )
 
-// Reasons refine a code. Handlers may use others; these are the ones httptools
-// produces.
+// Reasons refine a code. These are the ones any kind may give, and the
+// pipeline's own; a kind adds its own (package httpspec's).
 const (
 	// ReasonInputInvalid refines input-validation-failed when the input is
 	// refused for its structure, before its schema: not one JSON object, a
@@ -40,22 +40,18 @@ const (
 	ReasonStoreUnavailable = "store-unavailable"
 	// ReasonOverloaded: the process had no room for the call's bytes (the
 	// memory budget) before its deadline; the call may be tried again.
-	ReasonOverloaded        = "overloaded"
-	ReasonEgressDenied      = "egress-denied"
-	ReasonUpstreamStatus    = "upstream-status"
-	ReasonResponseNotJSON   = "response-not-json"
-	ReasonResponseNotText   = "response-not-text"
-	ReasonResponseTooLarge  = "response-too-large"
-	ReasonResponseTruncated = "response-truncated"
-	ReasonTimeout           = "timeout"
-	ReasonCanceled          = "canceled"
-	ReasonInvalidURL        = "invalid-url"
-	ReasonInvalidHeader     = "invalid-header"
-	ReasonMissingValue      = "missing-value"
-	ReasonNotPrimitive      = "not-primitive"
-	ReasonFetchFailed       = "fetch-failed"
-	ReasonTooManyRedirects  = "too-many-redirects"
+	ReasonOverloaded = "overloaded"
+	// ReasonResponseNotJSON: the handler's output is not one well-formed
+	// JSON value within the limits.
+	ReasonResponseNotJSON = "response-not-json"
+	// ReasonTimeout and ReasonCanceled: the call's deadline passed, or its
+	// caller cancelled it.
+	ReasonTimeout  = "timeout"
+	ReasonCanceled = "canceled"
 )
+
+// The reasons of the http kind are package httpspec's (ReasonEgressDenied,
+// ReasonUpstreamStatus, …).
 
 // Error is every error a tool returns: load-time refusals and call failures.
 // Callers branch on Code and Reason with errors.As:

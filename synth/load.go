@@ -101,6 +101,29 @@ func loadError(m *Manifest, ps *Problems) *Error {
 	}
 }
 
+// checkSpecSchema checks the spec against its kind's schema, when the
+// kind's synthesizer offers one.
+func checkSpecSchema(doc any, reg *Registry, ps *Problems) {
+	top, _ := doc.(map[string]any)
+	spec, _ := top["spec"].(map[string]any)
+	kind, _ := spec["kind"].(string)
+	if kind == "" {
+		return
+	}
+	sch := reg.specSchema(kind)
+	if sch == nil {
+		return
+	}
+	if err := sch.Validate(spec); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			schemaProblemsAt("spec", ve, ps)
+		} else {
+			ps.schemaError("spec", err.Error())
+		}
+	}
+}
+
 // compiled holds a manifest's compiled input and output schemas.
 type compiled struct {
 	input, output *valueSchema
@@ -120,6 +143,7 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 			ps.schemaError("", err.Error())
 		}
 	}
+	checkSpecSchema(doc, reg, ps)
 	m := &Manifest{}
 	// Lenient on purpose: the schema has reported every shape problem; decode
 	// what fits so that the other rules can still run.

@@ -1,12 +1,14 @@
 package synth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/redact"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"io"
 	"sort"
 	"sync"
@@ -108,6 +110,19 @@ type Synthesizer interface {
 	Synthesize(b *Build) Handler
 }
 
+// SpecSchemer is a Synthesizer that offers a JSON Schema (Draft 2020-12,
+// no external references) for the spec of its kind. Register compiles it
+// once; Load checks every manifest's spec against it, with field paths from
+// the manifest's root ("spec.method is required: add it") and the words it
+// uses for the rest of the manifest, before Synthesize runs. Synthesize
+// still sees the manifest when the spec is refused (to add its own
+// findings), and may skip a part the schema refused: Build.Problems
+// SchemaRefused("spec.headers") says so.
+type SpecSchemer interface {
+	Synthesizer
+	SpecSchema() []byte
+}
+
 // SynthesizerFunc adapts a function to a Synthesizer.
 type SynthesizerFunc func(b *Build) Handler
 
@@ -117,8 +132,9 @@ func (f SynthesizerFunc) Synthesize(b *Build) Handler { return f(b) }
 // Registry maps spec kinds to synthesizers. The zero value is an empty
 // registry ready to use; it is safe for concurrent use.
 type Registry struct {
-	mu    sync.RWMutex
-	kinds map[string]Synthesizer
+	mu      sync.RWMutex
+	kinds   map[string]Synthesizer
+	schemas map[string]*jsonschema.Schema // of the SpecSchemers
 }
 
 // defaultRegistry is the registry Load uses.
@@ -141,6 +157,13 @@ func (r *Registry) Register(kind string, s Synthesizer) error {
 	if s == nil {
 		return fmt.Errorf("synth: register %q: nil synthesizer", kind)
 	}
+	var sch *jsonschema.Schema
+	if ss, ok := s.(SpecSchemer); ok {
+		var err error
+		if sch, err = compileSpecSchema(kind, ss.SpecSchema()); err != nil {
+			return err
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.kinds[kind]; dup {
@@ -148,9 +171,36 @@ func (r *Registry) Register(kind string, s Synthesizer) error {
 	}
 	if r.kinds == nil {
 		r.kinds = map[string]Synthesizer{}
+		r.schemas = map[string]*jsonschema.Schema{}
 	}
 	r.kinds[kind] = s
+	if sch != nil {
+		r.schemas[kind] = sch
+	}
 	return nil
+}
+
+// specSchema returns the compiled spec schema of kind, or nil.
+func (r *Registry) specSchema(kind string) *jsonschema.Schema {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.schemas[kind]
+}
+
+func compileSpecSchema(kind string, schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("synth: register %q: its spec schema is not JSON: %w", kind, err)
+	}
+	c := newCompiler()
+	if err := c.AddResource("spec.schema.json", doc); err != nil {
+		return nil, fmt.Errorf("synth: register %q: its spec schema: %w", kind, err)
+	}
+	sch, err := c.Compile("spec.schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("synth: register %q: its spec schema does not compile: %w", kind, err)
+	}
+	return sch, nil
 }
 
 // MustRegister is Register that panics on error, for init functions.

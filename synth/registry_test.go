@@ -148,3 +148,56 @@ func TestHandlerOutputIsCheckedBeforeTheFastPaths(t *testing.T) {
 		t.Fatalf("nil output: %v", err)
 	}
 }
+
+// sqlKind is a third party's kind that offers a schema for its spec.
+type sqlKind struct{ schema string }
+
+func (k sqlKind) Synthesize(b *synth.Build) synth.Handler {
+	if b.Problems.SchemaRefused("spec.query") {
+		return nil
+	}
+	return fixed{&synth.Output{JSON: json.RawMessage(`[]`)}}
+}
+
+func (k sqlKind) SpecSchema() []byte { return []byte(k.schema) }
+
+// TestSpecSchemaOfAKind: a kind's schema checks its spec with the field
+// paths and words of the rest of the manifest; a schema that does not
+// compile is refused at Register.
+func TestSpecSchemaOfAKind(t *testing.T) {
+	reg := &synth.Registry{}
+	if err := reg.Register("sql", sqlKind{`{"type":"object","required":["kind","query"],"additionalProperties":false,
+	  "properties":{"kind":{"const":"sql"},"query":{"type":"string","minLength":1},"timeoutMs":{"type":"integer","minimum":1},
+	    "params":{"type":"array","items":{"type":"string"}}}}`}); err != nil {
+		t.Fatal(err)
+	}
+	l := synth.Loader{Registry: reg}
+	_, err := l.Load([]byte(`{"id":"x.sql","description":"d","version":"1.0.0","input":{"type":"object"},"output":{},
+	  "spec":{"kind":"sql","qurey":"select 1","timeoutMs":0,"params":["a",2]}}`))
+	var e *synth.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v", err)
+	}
+	want := map[string]string{
+		"spec.query":     "is required: add it",
+		"spec.qurey":     "unknown field",
+		"spec.timeoutMs": "must be at least 1",
+		"spec.params[1]": "string",
+	}
+	for _, p := range e.Problems {
+		if w, ok := want[p.Path]; ok && strings.Contains(p.Message, w) {
+			delete(want, p.Path)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("missing problems %v in %v", want, e.Problems)
+	}
+	if _, err := l.Load([]byte(`{"id":"x.sql","description":"d","version":"1.0.0","input":{"type":"object"},"output":{},"spec":{"kind":"sql","query":"select 1"}}`)); err != nil {
+		t.Errorf("a good spec: %v", err)
+	}
+	for _, bad := range []string{`{"type":"nope"}`, `not json`, `{"$ref":"https://example.com/s.json"}`} {
+		if err := (&synth.Registry{}).Register("sql", sqlKind{bad}); err == nil {
+			t.Errorf("Register took the schema %s", bad)
+		}
+	}
+}

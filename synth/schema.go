@@ -221,9 +221,13 @@ func display(v any) string {
 
 // schemaProblems turns the manifest-schema violations of a document into
 // problems with field paths.
-func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) {
+func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) { schemaProblemsAt("", ve, ps) }
+
+// schemaProblemsAt is schemaProblems for a part of the manifest at base
+// (a spec, checked against its kind's schema).
+func schemaProblemsAt(base string, ve *jsonschema.ValidationError, ps *Problems) {
 	for _, l := range leaves(ve) {
-		path := joinLocation("", l.InstanceLocation)
+		path := joinLocation(base, l.InstanceLocation)
 		switch k := l.ErrorKind.(type) {
 		case *kind.Required:
 			for _, m := range k.Missing {

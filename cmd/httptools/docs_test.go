@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/httptools/httptools/httpspec"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,11 +63,11 @@ func TestAuthoringGuide(t *testing.T) {
 	}
 	for _, reason := range []string{
 		synth.ReasonSecretUnavailable, synth.ReasonConnectionUnavailable, synth.ReasonConnectionNeedsReauth,
-		synth.ReasonConnectionPermissionMissing, synth.ReasonApprovalRequired, synth.ReasonEgressDenied,
-		synth.ReasonUpstreamStatus, synth.ReasonResponseNotJSON, synth.ReasonResponseNotText, synth.ReasonResponseTooLarge,
-		synth.ReasonTimeout, synth.ReasonCanceled, synth.ReasonInvalidURL, synth.ReasonInvalidHeader,
-		synth.ReasonMissingValue, synth.ReasonNotPrimitive, synth.ReasonFetchFailed, synth.ReasonTooManyRedirects,
-		synth.ReasonInputInvalid, synth.ReasonStoreUnavailable, synth.ReasonResponseTruncated,
+		synth.ReasonConnectionPermissionMissing, synth.ReasonApprovalRequired, httpspec.ReasonEgressDenied,
+		httpspec.ReasonUpstreamStatus, synth.ReasonResponseNotJSON, httpspec.ReasonResponseNotText, httpspec.ReasonResponseTooLarge,
+		synth.ReasonTimeout, synth.ReasonCanceled, httpspec.ReasonInvalidURL, httpspec.ReasonInvalidHeader,
+		httpspec.ReasonMissingValue, httpspec.ReasonNotPrimitive, httpspec.ReasonFetchFailed, httpspec.ReasonTooManyRedirects,
+		synth.ReasonInputInvalid, synth.ReasonStoreUnavailable, httpspec.ReasonResponseTruncated,
 		string(synth.CodeInputValidationFailed), string(synth.CodeOutputValidationFailed), string(synth.CodeInvalidSchema),
 		string(synth.CodeInvalidToolDefinition),
 	} {
