@@ -11,6 +11,10 @@
 //
 //	import _ "github.com/httptools/httptools/httpspec"
 //
-//	tool, err := synth.Load("github.get-issue.json", src)
-//	res, err := tool.Invoke(ctx, synth.CallContext{Secrets: resolver}, input)
+//	tool, err := synth.Load(src)
+//	res, err := tool.Invoke(ctx, synth.CallContext{Tenant: "acme", Secrets: resolver}, input,
+//		synth.WithTimeout(2*time.Second))
+//
+// Another kind registers a [Synthesizer] in a registry of its own (see the
+// example); one that is a [SpecSchemer] has its spec checked at load.
 package synth
