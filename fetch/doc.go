@@ -7,6 +7,9 @@
 // hop; credential stripping on cross-host redirects; retries by method class
 // that never repeat a write the upstream may have received; one deadline from
 // the caller's context over everything; a cap on the response body enforced
-// while reading; and one structured audit record per call. Environment
-// proxies are ignored unless configured.
+// while reading; and one structured audit record per call (to the logger it
+// is given: none by default). Environment proxies are ignored unless
+// configured. Config.WrapTransport layers tracing or recording above the
+// policy, and every attempt is an OpenTelemetry client span carrying the
+// W3C trace context to the upstream.
 package fetch

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// retryable statuses: 429 for every method, 502, 503 and 504 for methods
-// that are safe to repeat.
+// retryableStatus: 502, 503 and 504, retried for methods that are safe to
+// repeat (checkRetry retries 429 for every method: it was not processed).
 func retryableStatus(status int) bool {
 	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
 }
@@ -52,8 +52,17 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if s != http.StatusTooManyRequests && !(retryableStatus(s) && cl.repeatable()) {
 		return false, nil
 	}
-	if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && !cl.deadline.IsZero() && time.Now().Add(wait).After(cl.deadline) {
-		return false, nil // waiting would outlive the call: fail now with the status
+	if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		limit := cl.deadline
+		if limit.IsZero() {
+			// A call without a deadline waits no longer than this for an
+			// upstream that asks it to: a Retry-After of a year must not
+			// hold it for a year.
+			limit = time.Now().Add(MaxRetryAfterWithoutDeadline)
+		}
+		if time.Now().Add(wait).After(limit) {
+			return false, nil // waiting would outlive the call: fail now with the status
+		}
 	}
 	return true, nil
 }
@@ -70,9 +79,14 @@ func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Dura
 	if d > max || d <= 0 {
 		d = max
 	}
-	// Full jitter between half and the whole of d.
+	// Jittered: a random wait between half of d and d.
 	return d/2 + rand.N(d/2+1)
 }
+
+// MaxRetryAfterWithoutDeadline is the longest Retry-After a call whose
+// context has no deadline waits; a longer one fails the call at once with
+// the upstream's status.
+const MaxRetryAfterWithoutDeadline = time.Minute
 
 // retryAfter parses a Retry-After value: delay seconds, or an HTTP-date in
 // any of the three forms HTTP allows. ok is false for an absent, malformed

@@ -150,6 +150,32 @@ func TestPOSTNotRetriedAfterConnectionReset(t *testing.T) {
 	}
 }
 
+// TestRetryAfterWithoutDeadline: a call with no deadline does not wait out
+// a Retry-After longer than MaxRetryAfterWithoutDeadline.
+func TestRetryAfterWithoutDeadline(t *testing.T) {
+	srv := newCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(503)
+	})
+	h := newHarness(t, fetch.Config{AllowCIDRs: loopback})
+	done := make(chan *fetch.Response, 1)
+	go func() {
+		resp, _ := do(h, context.Background(), "GET", srv.URL, nil, nil)
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		if resp.Status != 503 || resp.Attempts != 1 {
+			t.Fatalf("status %d attempts %d, want 503 after 1", resp.Status, resp.Attempts)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting out a Retry-After of an hour")
+	}
+	if n, _ := srv.counts(); n != 1 {
+		t.Errorf("%d requests", n)
+	}
+}
+
 // TestRetryAfter: a Retry-After that does not fit in the deadline fails at
 // once with the status; a malformed or negative one gets the bounded backoff.
 func TestRetryAfter(t *testing.T) {
