@@ -1,6 +1,7 @@
 package httptest
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -11,10 +12,11 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
-// CasesSchema is the JSON Schema of a NAME.cases.json file.
-//
 //go:embed cases.schema.json
-var CasesSchema []byte
+var casesSchemaJSON []byte
+
+// CasesSchema returns the JSON Schema of a NAME.cases.json file: a copy.
+func CasesSchema() []byte { return bytes.Clone(casesSchemaJSON) }
 
 // Case is one test case of a tool: the input and context of a call, the
 // request the tool must send, what the fake upstream answers, and the
@@ -80,14 +82,14 @@ func LoadCases(path string) ([]Case, error) {
 }
 
 var casesSchema = sync.OnceValue(func() *synth.DocumentSchema {
-	d, err := synth.CompileDocumentSchema(CasesSchema)
+	d, err := synth.CompileDocumentSchema(casesSchemaJSON)
 	if err != nil {
 		panic("httptest: cases.schema.json: " + err.Error())
 	}
 	return d
 })
 
-// ParseCases checks a cases document against CasesSchema and decodes it.
+// ParseCases checks a cases document against CasesSchema() and decodes it.
 func ParseCases(src []byte) ([]Case, error) {
 	if ps := casesSchema().Check(src); len(ps) > 0 {
 		msgs := make([]string, len(ps))
