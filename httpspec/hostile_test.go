@@ -305,7 +305,7 @@ func TestDryRunNeverShowsTheSecret(t *testing.T) {
 	for range 40 {
 		secret := redacttest.RandomSecret(r)
 		tc := synth.CallContext{Secrets: mapResolver{"production/T": secret}}
-		for enc, f := range redacttest.Encodings {
+		for enc, f := range redacttest.Encodings() {
 			form := f(secret)
 			if strings.ContainsAny(form, "\r\n\x00") {
 				continue

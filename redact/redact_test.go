@@ -19,7 +19,7 @@ func TestEveryEncodingIsRedacted(t *testing.T) {
 		sec := redacttest.RandomSecret(r)
 		var set Set
 		set.Add(sec)
-		for name, enc := range redacttest.Encodings {
+		for name, enc := range redacttest.Encodings() {
 			form := enc(sec)
 			for _, text := range []string{
 				"before " + form + " after",

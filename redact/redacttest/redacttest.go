@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -16,9 +17,12 @@ import (
 // can use this package).
 const minPrefix = 8
 
-// Encodings are the spellings an upstream may echo a secret in. Each takes
-// the secret and returns how it appears in text.
-var Encodings = map[string]func(string) string{
+// Encodings returns the spellings an upstream may echo a secret in, by
+// name: each takes the secret and returns how it appears in text. The map
+// is new on each call.
+func Encodings() map[string]func(string) string { return maps.Clone(encodings) }
+
+var encodings = map[string]func(string) string{
 	"raw":           func(s string) string { return s },
 	"query-escape":  url.QueryEscape,
 	"path-escape":   url.PathEscape,
