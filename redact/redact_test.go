@@ -1,8 +1,10 @@
 package redact
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -138,5 +140,40 @@ func TestRedactForms(t *testing.T) {
 	}
 	if !r.Contains("x tok y") || r.Contains("nothing") {
 		t.Error("Contains")
+	}
+}
+
+// TestNotAReplacer is why Redact is not a strings.Replacer of a secret's
+// spellings: each text below holds the secret in a form a Replacer of the
+// raw, JSON-escaped and percent-encoded spellings leaves in place (a
+// prefix cut in an excerpt, a mixed or double escape, base64), and the Set
+// masks every one.
+func TestNotAReplacer(t *testing.T) {
+	secret := "s3cr/t+token-42"
+	spellings := []string{secret, `s3cr\/t+token-42`, url.QueryEscape(secret), url.PathEscape(secret)}
+	var pairs []string
+	for _, sp := range spellings {
+		pairs = append(pairs, sp, Mask)
+	}
+	replacer := strings.NewReplacer(pairs...)
+	set := &Set{}
+	set.Add(secret)
+	missed := 0
+	for _, text := range []string{
+		"an excerpt cut at s3cr/t+tok",                                         // a prefix of the secret
+		"double: " + url.QueryEscape(url.QueryEscape(secret)),                  // encoded twice
+		`mixed: s3cr\/t%2Btoken-42`,                                            // JSON and percent at once
+		"base64: " + base64.StdEncoding.EncodeToString([]byte("x"+secret+"y")), // inside base64
+		"html: s3cr/t&#43;token-42",                                            // an HTML entity
+	} {
+		if replacer.Replace(text) == text {
+			missed++
+		}
+		if got := set.Redact(text); strings.Contains(got, "token-42") || got == text {
+			t.Errorf("Set left %q as %q", text, got)
+		}
+	}
+	if missed != 5 {
+		t.Errorf("the Replacer missed %d of 5; the test no longer shows why Redact is not one", missed)
 	}
 }
