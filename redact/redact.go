@@ -129,11 +129,11 @@ func (s *Set) snapshot() []needle {
 // package lists, replaced by Mask.
 //
 // It is not a strings.Replacer of the spellings, which is wrong here
-// (TestNotAReplacer: it misses 5 of 5 such texts): a Replacer replaces whole known strings, but a secret is
-// also found by any prefix of MinPrefix bytes or more (an excerpt cut
-// inside it) and in decoded views of the text (mixed and double escapes)
-// whose matches map back to spans of the original; those spans, merged,
-// are what is masked.
+// (TestNotAReplacer: it misses 5 of 5 such texts): a Replacer replaces
+// whole known strings, but a secret is also found by any prefix of
+// MinPrefix bytes or more (an excerpt cut inside it) and in decoded views
+// of the text (mixed and double escapes) whose matches map back to spans
+// of the original; those spans, merged, are what is masked.
 func (s *Set) Redact(text string) string {
 	ns := s.snapshot()
 	if len(ns) == 0 || text == "" {
