@@ -9,17 +9,25 @@ package openapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
+	"go.yaml.in/yaml/v4"
 	_ "github.com/httptools/httptools/httpspec" // the manifests are checked with the http kind
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
@@ -30,14 +38,22 @@ type Options struct {
 	// Operations lists the operationIds to import; nil imports all.
 	Operations []string
 	// Prefix starts every tool id ("<prefix>.<operation>"); "" derives it
-	// from the document's title.
+	// from the server's host (api.stripe.com → stripe,
+	// messaging.twilio.com → twilio-messaging), else the title.
 	Prefix string
-	// Server replaces the document's first server URL.
+	// Server replaces the document's servers (every level).
 	Server string
 	// EnvName is the envName of generated secretRefs; "" means "production".
 	EnvName string
 	// Loader checks every manifest; nil means the zero synth.Loader.
 	Loader *synth.Loader
+	// Path is the document's file: external $refs are resolved from its
+	// folder when AllowExternalRefs is set.
+	Path string
+	// AllowExternalRefs resolves $refs to other files (never URLs) below
+	// the document's folder; without it such a document is refused,
+	// naming the reference.
+	AllowExternalRefs bool
 }
 
 // Manifest is one generated tool.
@@ -50,10 +66,31 @@ type Manifest struct {
 type Result struct {
 	Manifests []Manifest
 	Warnings  []string
+	// Operations counts the operations considered; Skipped the ones not
+	// imported, by reason (the words before the first colon).
+	Operations int
+	Skipped    map[string]int
 }
 
-// Import reads an OpenAPI document (JSON or YAML) and returns manifests for
-// its operations.
+// Summary is the coverage line: "N operations: M imported, K skipped
+// (reasons: …)".
+func (r *Result) Summary() string {
+	k := 0
+	var reasons []string
+	for _, why := range sortedKeys(r.Skipped) {
+		k += r.Skipped[why]
+		reasons = append(reasons, fmt.Sprintf("%s %d", why, r.Skipped[why]))
+	}
+	s := fmt.Sprintf("%d operations: %d imported, %d skipped", r.Operations, len(r.Manifests), k)
+	if k > 0 {
+		s += " (reasons: " + strings.Join(reasons, "; ") + ")"
+	}
+	return s
+}
+
+// Import reads an OpenAPI 3.0 or 3.1 document, or a Swagger 2.0 one
+// (converted with kin-openapi's openapi2conv), JSON or YAML, and returns
+// manifests for its operations.
 func Import(src []byte, opts Options) (*Result, error) {
 	if t := bytes.TrimLeft(src, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		// A JSON document: refused when malformed or nested past the
@@ -66,37 +103,20 @@ func Import(src []byte, opts Options) (*Result, error) {
 			}
 		}
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	doc, err := loader.LoadFromData(src)
+	doc, err := load(src, opts)
 	if err != nil {
-		return nil, fmt.Errorf("not an OpenAPI document: %w", err)
+		return nil, err
 	}
-	if !strings.HasPrefix(doc.OpenAPI, "3.0") && !strings.HasPrefix(doc.OpenAPI, "3.1") {
-		return nil, fmt.Errorf("openapi %q: only 3.0 and 3.1 are supported", doc.OpenAPI)
-	}
-	server := opts.Server
-	if server == "" {
-		if len(doc.Servers) == 0 || doc.Servers[0] == nil {
-			return nil, errors.New("the document names no server: pass --server https://api.example.com")
-		}
-		server = doc.Servers[0].URL
-		for name, v := range doc.Servers[0].Variables {
-			if v != nil {
-				server = strings.ReplaceAll(server, "{"+name+"}", v.Default)
-			}
-		}
-	}
-	su, err := url.Parse(server)
-	if err != nil || (su.Scheme != "https" && su.Scheme != "http") || su.Host == "" {
-		return nil, fmt.Errorf("server %q is not an absolute http(s) URL: pass --server https://api.example.com", server)
-	}
-	im := &importer{doc: doc, server: strings.TrimRight(server, "/"), host: su.Hostname(), opts: opts, res: &Result{}}
+	im := &importer{doc: doc, opts: opts, res: &Result{Skipped: map[string]int{}}, noted: map[string]bool{}}
 	if doc.Info == nil {
 		doc.Info = &openapi3.Info{}
 	}
+	base, err := im.baseServer()
+	if err != nil {
+		return nil, err
+	}
 	if im.opts.Prefix == "" {
-		im.opts.Prefix = slug(doc.Info.Title)
+		im.opts.Prefix = prefixOf(base.host, doc.Info.Title)
 	}
 	if im.opts.EnvName == "" {
 		im.opts.EnvName = "production"
@@ -117,6 +137,7 @@ func Import(src []byte, opts Options) (*Result, error) {
 		keys = append(keys, p)
 	}
 	sort.Strings(keys)
+	ids := map[string]string{} // tool id → the operation that has it
 	for _, p := range keys {
 		item := paths[p]
 		if item == nil {
@@ -131,8 +152,15 @@ func Import(src []byte, opts Options) (*Result, error) {
 				continue
 			}
 			delete(missing, op.OperationID)
-			if err := im.operation(p, method, item, op); err != nil {
+			im.res.Operations++
+			srv, err := im.serverFor(base, item, op)
+			if err == nil {
+				err = im.operation(p, method, item, op, srv, ids)
+			}
+			if err != nil {
 				im.warn(method, p, op, err.Error())
+				why, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "skipped: "), ":")
+				im.res.Skipped[why]++
 			}
 		}
 	}
@@ -143,12 +171,155 @@ func Import(src []byte, opts Options) (*Result, error) {
 	return im.res, nil
 }
 
+// load parses the document: OpenAPI 3.x as it is, Swagger 2.0 converted.
+// External references are refused unless allowed, and then read from
+// files below the document's folder only.
+func load(src []byte, opts Options) (*openapi3.T, error) {
+	var head struct {
+		OpenAPI string `yaml:"openapi" json:"openapi"`
+		Swagger string `yaml:"swagger" json:"swagger"`
+	}
+	if err := yaml.Unmarshal(src, &head); err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = opts.AllowExternalRefs
+	var location *url.URL
+	if opts.Path != "" {
+		abs, err := filepath.Abs(opts.Path)
+		if err != nil {
+			return nil, err
+		}
+		location = &url.URL{Path: filepath.ToSlash(abs)}
+		root := filepath.Dir(abs)
+		loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+			if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+				return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", u)
+			}
+			p := filepath.Clean(filepath.FromSlash(u.Path))
+			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
+			}
+			return os.ReadFile(p)
+		}
+	} else if opts.AllowExternalRefs {
+		return nil, errors.New("external $refs are resolved from the document's folder: name the document's file (Options.Path)")
+	}
+	switch {
+	case head.Swagger != "":
+		if !strings.HasPrefix(head.Swagger, "2.") {
+			return nil, fmt.Errorf("swagger %q: Swagger 2.0, OpenAPI 3.0 and 3.1 are supported", head.Swagger)
+		}
+		var generic any
+		if err := yaml.Unmarshal(src, &generic); err != nil {
+			return nil, fmt.Errorf("not a Swagger document: %v", err)
+		}
+		js, err := json.Marshal(generic)
+		if err != nil {
+			return nil, fmt.Errorf("not a Swagger document: %v", err)
+		}
+		var doc2 openapi2.T
+		if err := json.Unmarshal(js, &doc2); err != nil {
+			return nil, fmt.Errorf("not a Swagger 2.0 document: %v", err)
+		}
+		doc, err := openapi2conv.ToV3WithLoader(&doc2, loader, location)
+		if err != nil {
+			return nil, fmt.Errorf("converting Swagger 2.0 to OpenAPI 3: %v", refHint(err))
+		}
+		return doc, nil
+	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
+		var doc *openapi3.T
+		var err error
+		if location != nil {
+			doc, err = loader.LoadFromDataWithPath(src, location)
+		} else {
+			doc, err = loader.LoadFromData(src)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+		}
+		return doc, nil
+	case head.OpenAPI != "":
+		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
+	}
+	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
+}
+
+// refHint adds what to do to a loader error about an external reference.
+func refHint(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "external reference") || strings.Contains(msg, "not allowed") {
+		return msg + " (the document refers to other files: pass --allow-external-refs to read them from its folder)"
+	}
+	return msg
+}
+
+// server is a base URL an operation is sent to.
+type server struct {
+	url  string // no trailing slash
+	host string
+}
+
+// absServer returns the first absolute http(s) URL among servers, with
+// its variables' defaults filled in.
+func absServer(servers openapi3.Servers) (server, bool) {
+	for _, s := range servers {
+		if s == nil {
+			continue
+		}
+		u := s.URL
+		for name, v := range s.Variables {
+			if v != nil {
+				u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+			}
+		}
+		if pu, err := url.Parse(u); err == nil && (pu.Scheme == "https" || pu.Scheme == "http") && pu.Host != "" && !strings.ContainsAny(pu.Host, "{}") {
+			return server{url: strings.TrimRight(u, "/"), host: pu.Hostname()}, true
+		}
+	}
+	return server{}, false
+}
+
+// baseServer is --server, else the document's first absolute server.
+func (im *importer) baseServer() (server, error) {
+	if im.opts.Server != "" {
+		if s, ok := absServer(openapi3.Servers{{URL: im.opts.Server}}); ok {
+			return s, nil
+		}
+		return server{}, fmt.Errorf("server %q is not an absolute http(s) URL: pass --server https://api.example.com", im.opts.Server)
+	}
+	if s, ok := absServer(im.doc.Servers); ok {
+		return s, nil
+	}
+	if len(im.doc.Servers) > 0 && im.doc.Servers[0] != nil {
+		return server{}, fmt.Errorf("server %q is not an absolute http(s) URL, and no other is: pass --server https://api.example.com", im.doc.Servers[0].URL)
+	}
+	return server{}, errors.New("the document names no server: pass --server https://api.example.com")
+}
+
+// serverFor is the operation's own server, else its path's, else base.
+func (im *importer) serverFor(base server, item *openapi3.PathItem, op *openapi3.Operation) (server, error) {
+	if im.opts.Server != "" {
+		return base, nil
+	}
+	if op.Servers != nil && len(*op.Servers) > 0 {
+		if s, ok := absServer(*op.Servers); ok {
+			return s, nil
+		}
+	}
+	if len(item.Servers) > 0 {
+		if s, ok := absServer(item.Servers); ok {
+			return s, nil
+		}
+	}
+	return base, nil
+}
+
 type importer struct {
-	doc    *openapi3.T
-	server string
-	host   string
-	opts   Options
-	res    *Result
+	doc   *openapi3.T
+	opts  Options
+	res   *Result
+	noted map[string]bool // the security schemes warned about once
 }
 
 func (im *importer) warn(method, path string, op *openapi3.Operation, msg string) {
@@ -176,35 +347,54 @@ type tool struct {
 	Spec        map[string]any   `json:"spec"`
 }
 
-func (im *importer) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) error {
+func (im *importer) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation, srv server, ids map[string]string) error {
 	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, method) {
-		return fmt.Errorf("skipped: a tool's method is GET, POST, PUT, PATCH or DELETE, not %s", method)
+		return fmt.Errorf("skipped: method %s: a tool's method is GET, POST, PUT, PATCH or DELETE", method)
 	}
+	id := toolID(im.opts.Prefix, kebab(op.OperationID, method, path))
+	name := op.OperationID
+	if name == "" {
+		name = method + " " + path
+	}
+	if prev, dup := ids[id]; dup {
+		id = toolID(im.opts.Prefix, kebab(op.OperationID, method, path)+"-"+shortHash(method+" "+path))
+		im.warn(method, path, op, fmt.Sprintf("its id is %s: %s has the plain one", id, prev))
+	}
+	ids[id] = name
 	t := tool{
-		ID:       im.opts.Prefix + "." + kebab(op.OperationID, method, path),
+		ID:       id,
 		Version:  version(im.doc.Info.Version),
 		Mutating: method != "GET",
-		Network:  map[string]any{"kind": "allowlist", "hosts": []string{im.host}},
+		Network:  map[string]any{"kind": "allowlist", "hosts": []string{srv.host}},
 		Metadata: map[string]any{"openapi": map[string]any{"operationId": op.OperationID, "method": method, "path": path}},
 	}
-	t.Description = strings.TrimSpace(op.Summary)
-	if d := strings.TrimSpace(op.Description); d != "" && d != t.Description {
-		if t.Description != "" {
-			t.Description += "\n\n"
-		}
-		t.Description += d
-	}
-	if t.Description == "" {
-		t.Description = method + " " + path
-	}
+	t.Description = describeOperation(op, item, method, path)
 	effect := "reads"
 	if t.Mutating {
 		effect = "writes"
 	}
-	t.Effects = []map[string]any{{"kind": effect, "resource": "external:" + im.host}, {"kind": "network", "resource": "external:" + im.host}}
+	t.Effects = []map[string]any{{"kind": effect, "resource": "external:" + srv.host}, {"kind": "network", "resource": "external:" + srv.host}}
+
+	// A path key may carry a literal query ("/{Bucket}?cors") or a
+	// fragment that only tells operations apart ("/#GetObject"): the
+	// fragment is never sent, so it is dropped; the literal query stays,
+	// and the parameters continue it.
+	literalQuery := false
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		im.warn(method, path, op, fmt.Sprintf("the path's fragment %q is left out: a fragment is never sent to the server", path[i:]))
+		path = path[:i]
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		literalQuery = true
+		if i == len(path)-1 {
+			path, literalQuery = path[:i], false
+		}
+	}
+
 	props := map[string]any{}
 	var required []string
 	var query []string
+	var headers []map[string]any
 	params := map[string]*openapi3.Parameter{}
 	var order []string
 	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
@@ -221,15 +411,46 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	}
 	for _, key := range order {
 		p := params[key]
-		switch p.In {
-		case "path", "query":
-		default:
-			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: only path and query parameters are filled from the input", p.In, p.Name))
+		if p.In != "path" && im.isCredential(p) {
+			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: it carries a credential, which a tool takes from its authorization, never from the model's input", p.In, p.Name))
 			continue
 		}
-		if !varName.MatchString(p.Name) {
+		switch p.In {
+		case "path", "query":
+		case "header":
+			if strings.EqualFold(p.Name, "Idempotency-Key") {
+				// Filled with the kernel's idempotency key of the call,
+				// stable across retries and re-runs.
+				headers = append(headers, map[string]any{"name": "Idempotency-Key", "value": ""})
+				continue
+			}
+			if !p.Required {
+				im.warn(method, path, op, fmt.Sprintf("header parameter %q left out: it is optional (a required header is filled from the input)", p.Name))
+				continue
+			}
+			v := headerVar(p.Name)
+			if _, clash := props[v]; clash {
+				return fmt.Errorf("skipped: header parameter %q: its input name %q is taken", p.Name, v)
+			}
+			headers = append(headers, map[string]any{"name": p.Name, "value": "{" + v + "}"})
+			sch := inline(p.Schema, 0)
+			if sch["type"] == nil {
+				sch["type"] = "string"
+			}
+			sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
+			props[v] = sch
+			required = append(required, v)
+			continue
+		default:
+			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: only path, query and header parameters are filled from the input", p.In, p.Name))
+			continue
+		}
+		if !varName.MatchString(p.Name) || strings.Contains(p.Name, ".") {
 			if p.In == "path" {
-				return fmt.Errorf("skipped: path parameter %q is not a URI-template name (letters, digits, _)", p.Name)
+				return fmt.Errorf("skipped: path parameter %q is not a URI-template name: letters, digits and _ only", p.Name)
+			}
+			if p.Required {
+				return fmt.Errorf("skipped: required query parameter %q is not a URI-template name: letters, digits and _ only", p.Name)
 			}
 			im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: not a URI-template name (letters, digits, _)", p.Name))
 			continue
@@ -237,7 +458,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		sch := inline(p.Schema, 0)
 		if p.Description != "" {
 			if _, ok := sch["description"]; !ok {
-				sch["description"] = p.Description
+				sch["description"] = plainText(p.Description)
 			}
 		}
 		props[p.Name] = sch
@@ -253,20 +474,27 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			}
 		}
 	}
-	tmpl := im.server + path
+	tmpl := srv.url + path
 	if len(query) > 0 {
-		tmpl += "{?" + strings.Join(query, ",") + "}"
+		sep := "?"
+		if literalQuery {
+			sep = "&"
+		}
+		tmpl += "{" + sep + strings.Join(query, ",") + "}"
 	}
 	spec := map[string]any{"kind": "http", "method": method, "urlTemplate": tmpl}
+	if len(headers) > 0 {
+		spec["headers"] = headers
+	}
 	if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" {
 		mt := jsonContent(rb.Value.Content)
 		if mt == nil {
-			return errors.New("skipped: the request body is not JSON (form and binary bodies are not imported)")
+			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
 		}
 		body := inline(mt.Schema, 0)
 		bprops, _ := body["properties"].(map[string]any)
 		if body["type"] != "object" && bprops == nil {
-			return errors.New("skipped: the JSON body is not an object, so it cannot be the tool input minus the URL's values")
+			return errors.New("skipped: the JSON body is not an object: it cannot be the tool input minus the URL's values")
 		}
 		for _, k := range sortedKeys(bprops) {
 			if _, clash := props[k]; clash {
@@ -275,9 +503,14 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			}
 			props[k] = bprops[k]
 		}
-		if rb.Value.Required {
-			if req, ok := body["required"].([]string); ok {
-				required = append(required, req...)
+		// The body's own required members are required whether or not
+		// the body is: an API that takes no body at all is rare, one that
+		// refuses a body without them is the rule.
+		if req, ok := body["required"].([]string); ok {
+			for _, r := range req {
+				if _, clash := params["path:"+r]; !clash && !slices.Contains(required, r) {
+					required = append(required, r)
+				}
 			}
 		}
 		spec["requestBody"] = map[string]any{"kind": "json-input"}
@@ -287,7 +520,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		t.Input["required"] = required
 	}
 	im.security(method, path, op, &t, spec)
-	im.responses(op, &t, spec)
+	if err := im.responses(op, &t, spec); err != nil {
+		return err
+	}
 	t.Spec = spec
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -301,6 +536,52 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	}
 	im.res.Manifests = append(im.res.Manifests, Manifest{ID: t.ID, JSON: buf.Bytes()})
 	return nil
+}
+
+// whyNotBody says why a body the format cannot carry is skipped.
+func whyNotBody(c openapi3.Content) string {
+	for k := range c {
+		switch {
+		case strings.HasPrefix(k, "multipart/"):
+			return "a tool sends JSON or text, not files in a multipart body"
+		case strings.Contains(k, "xml"):
+			return "a tool sends JSON or text, not XML"
+		case k == "application/x-www-form-urlencoded":
+			return "form bodies are not imported yet (the text body template does not encode values)"
+		case strings.HasPrefix(k, "application/octet-stream"), strings.HasPrefix(k, "image/"), strings.HasPrefix(k, "video/"), strings.HasPrefix(k, "audio/"):
+			return "a tool sends JSON or text, not binary data"
+		}
+	}
+	return "only JSON bodies are imported"
+}
+
+// credentialNames are parameter names that carry a credential.
+var credentialNames = map[string]bool{
+	"key": true, "api_key": true, "apikey": true, "api-key": true, "access_token": true, "oauth_token": true,
+	"token": true, "auth_token": true, "client_secret": true, "password": true, "authorization": true,
+	"x-api-key": true,
+}
+
+// isCredential reports whether a parameter carries a credential: the
+// document's own apiKey schemes name it, or its name is one APIs use.
+func (im *importer) isCredential(p *openapi3.Parameter) bool {
+	if credentialNames[strings.ToLower(p.Name)] {
+		return true
+	}
+	if im.doc.Components != nil {
+		for _, ref := range im.doc.Components.SecuritySchemes {
+			if ref != nil && ref.Value != nil && ref.Value.Type == "apiKey" && ref.Value.In == p.In && strings.EqualFold(ref.Value.Name, p.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// headerVar is the input name of a header parameter: X-Request-Id →
+// x_request_id.
+func headerVar(name string) string {
+	return strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "_"), "_")
 }
 
 // security maps the first usable security requirement to auth.
@@ -334,6 +615,15 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 			case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
 				spec["authorization"] = map[string]any{"kind": "bearer", "secretRef": secret}
 				return
+			case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
+				// The secret holds the whole header value: "Basic " and
+				// the base64 of user:password.
+				spec["authorization"] = map[string]any{"kind": "header", "headerName": "Authorization", "secretRef": secret}
+				if !im.noted[name] {
+					im.noted[name] = true
+					im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("security scheme %s is HTTP basic auth: its tools send secret %s/%s as the whole Authorization value: store \"Basic \" followed by the base64 of user:password", name, im.opts.EnvName, envName(name)))
+				}
+				return
 			case s.Type == "oauth2" || s.Type == "openIdConnect":
 				conn := connName(name)
 				scopes := req[name]
@@ -344,6 +634,10 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 				spec["authorization"] = map[string]any{"kind": "connection", "connection": conn}
 				return
 			}
+			if s.Type == "apiKey" && s.In == "query" {
+				skipped = append(skipped, fmt.Sprintf("%s (an API key in the query parameter %q, which a tool cannot send from a secret)", name, s.Name))
+				continue
+			}
 			skipped = append(skipped, fmt.Sprintf("%s (%s %s)", name, s.Type, s.In+s.Scheme))
 		}
 	}
@@ -351,10 +645,12 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 }
 
 // responses sets successStatus, output and parseJson from the 2xx answers.
-func (im *importer) responses(op *openapi3.Operation, t *tool, spec map[string]any) {
+// An answer that is binary (a file, an image) is refused: a tool's output is
+// JSON or text.
+func (im *importer) responses(op *openapi3.Operation, t *tool, spec map[string]any) error {
 	t.Output = map[string]any{}
 	if op.Responses == nil {
-		return
+		return nil
 	}
 	var codes []int
 	var first *openapi3.Response
@@ -383,14 +679,20 @@ func (im *importer) responses(op *openapi3.Operation, t *tool, spec map[string]a
 		}
 	}
 	if first == nil || len(first.Content) == 0 {
-		return
+		return nil
 	}
 	if mt := jsonContent(first.Content); mt != nil {
 		t.Output = inline(mt.Schema, 0)
-		return
+		return nil
 	}
-	spec["parseJson"] = false
-	t.Output = map[string]any{"type": "string"}
+	for k := range first.Content {
+		if strings.HasPrefix(k, "text/") || strings.Contains(k, "xml") || k == "*/*" {
+			spec["parseJson"] = false
+			t.Output = map[string]any{"type": "string"}
+			return nil
+		}
+	}
+	return fmt.Errorf("skipped: the answer is %s: a tool returns JSON or text, not binary data", strings.Join(sortedKeys(first.Content), ", "))
 }
 
 func jsonContent(c openapi3.Content) *openapi3.MediaType {
@@ -431,17 +733,29 @@ func slug(title string) string {
 }
 
 // kebab makes the tool part of an id from the operationId (or the method and
-// path): getPetById → get-pet-by-id, issues/list-for-repo → issues-list-for-repo.
+// path), acronyms kept whole: getPetById → get-pet-by-id,
+// GETSendMessage → get-send-message, listHTTPRoutes → list-http-routes,
+// issues/list-for-repo → issues-list-for-repo.
 func kebab(opID, method, path string) string {
 	if opID == "" {
 		opID = strings.ToLower(method) + " " + path
 	}
+	rs := []rune(opID)
 	var b strings.Builder
-	for i, r := range opID {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
+	isUpper := func(r rune) bool { return r >= 'A' && r <= 'Z' }
+	isLower := func(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+	for i, r := range rs {
+		if isUpper(r) && i > 0 {
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && isLower(rs[i+1]) && !(rs[i+1] >= '0' && rs[i+1] <= '9')
+			// A word starts at an upper case letter after a lower case
+			// one, or at the last capital of an acronym before a lower
+			// case letter ("HTTPRoutes": HTTP, Routes).
+			if isLower(prev) || (isUpper(prev) && nextLower) {
 				b.WriteByte('-')
 			}
+		}
+		if isUpper(r) {
 			r += 'a' - 'A'
 		}
 		b.WriteRune(r)
@@ -451,6 +765,55 @@ func kebab(opID, method, path string) string {
 		return "operation"
 	}
 	return s
+}
+
+// maxIDLength bounds tool ids: MCP clients and models show them whole.
+const maxIDLength = 64
+
+// toolID joins prefix and name, cut to maxIDLength on a word with a hash
+// of the whole kept, so that two long names stay apart.
+func toolID(prefix, name string) string {
+	id := prefix + "." + name
+	if len(id) <= maxIDLength {
+		return id
+	}
+	h := "-" + shortHash(id)
+	cut := id[:maxIDLength-len(h)]
+	if i := strings.LastIndexByte(cut, '-'); i > len(prefix)+1 {
+		cut = cut[:i]
+	}
+	return cut + h
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:3])
+}
+
+// prefixOf makes the id prefix from the server's host: its registrable
+// name first, then what comes before it (api.stripe.com → stripe,
+// messaging.twilio.com → twilio-messaging, www.googleapis.com →
+// googleapis); the title's slug when the host says nothing.
+func prefixOf(host, title string) string {
+	labels := strings.Split(strings.ToLower(strings.TrimSuffix(host, ".")), ".")
+	if len(labels) >= 2 && net.ParseIP(host) == nil {
+		labels = labels[:len(labels)-1] // the top-level domain
+		if n := len(labels); n >= 2 && len(labels[n-1]) <= 3 && (labels[n-1] == "co" || labels[n-1] == "com") {
+			labels = labels[:n-1] // example.co.uk
+		}
+		name := labels[len(labels)-1]
+		var sub []string
+		for _, l := range labels[:len(labels)-1] {
+			if l != "api" && l != "www" && !regexp.MustCompile(`^v\d+$`).MatchString(l) {
+				sub = append(sub, l)
+			}
+		}
+		parts := append([]string{name}, sub...)
+		if p := strings.Trim(nonWord.ReplaceAllString(strings.Join(parts, "-"), "-"), "-"); p != "" {
+			return p
+		}
+	}
+	return slug(title)
 }
 
 // envName turns a scheme name into a secret name: api_key → API_KEY.

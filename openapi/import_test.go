@@ -16,11 +16,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // manifest (and the warnings) with testdata/golden/<doc>/.
 func TestImportGolden(t *testing.T) {
 	docs, _ := filepath.Glob("testdata/*.yaml")
+	js, _ := filepath.Glob("testdata/*.json")
+	docs = append(docs, js...)
 	if len(docs) < 2 {
 		t.Fatalf("want the 3.0 and 3.1 documents, got %v", docs)
 	}
 	for _, doc := range docs {
-		name := strings.TrimSuffix(filepath.Base(doc), ".yaml")
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(doc), ".yaml"), ".json")
 		t.Run(name, func(t *testing.T) {
 			src, _ := os.ReadFile(doc)
 			res, err := Import(src, Options{})
@@ -28,7 +30,7 @@ func TestImportGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join("testdata", "golden", name)
-			files := map[string][]byte{"warnings.txt": []byte(strings.Join(res.Warnings, "\n") + "\n")}
+			files := map[string][]byte{"warnings.txt": []byte(strings.Join(append(res.Warnings, res.Summary()), "\n") + "\n")}
 			for _, m := range res.Manifests {
 				files[m.ID+".json"] = m.JSON
 				// Every generated manifest loads without errors.

@@ -23,9 +23,10 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	ops := fs.String("operations", "", "comma-separated operationIds to import (default: all)")
 	out := fs.String("out", "", "write one NAME.json per tool into this folder (default: print a JSON array)")
-	prefix := fs.String("prefix", "", "tool id prefix (default: from the document's title)")
+	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host, else the title)")
 	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
 	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
+	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -39,7 +40,7 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "httptools import:", err)
 		return 2
 	}
-	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName}
+	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName, Path: pos[0], AllowExternalRefs: *external}
 	if *ops != "" {
 		opts.Operations = strings.Split(*ops, ",")
 	}
@@ -51,6 +52,7 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
+	fmt.Fprintln(stderr, res.Summary())
 	if len(res.Manifests) == 0 {
 		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
 		return 1
