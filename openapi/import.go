@@ -27,10 +27,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
-	"go.yaml.in/yaml/v4"
 	_ "github.com/httptools/httptools/httpspec" // the manifests are checked with the http kind
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
+	"go.yaml.in/yaml/v4"
 )
 
 // Options steer an import.
