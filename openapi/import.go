@@ -391,6 +391,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		}
 	}
 
+	in := newConverter()
 	props := map[string]any{}
 	var required []string
 	var query []string
@@ -433,8 +434,8 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 				return fmt.Errorf("skipped: header parameter %q: its input name %q is taken", p.Name, v)
 			}
 			headers = append(headers, map[string]any{"name": p.Name, "value": "{" + v + "}"})
-			sch := inline(p.Schema, 0)
-			if sch["type"] == nil {
+			sch := in.inline(p.Schema, 0)
+			if sch["type"] == nil && sch["$ref"] == nil {
 				sch["type"] = "string"
 			}
 			sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
@@ -455,7 +456,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: not a URI-template name (letters, digits, _)", p.Name))
 			continue
 		}
-		sch := inline(p.Schema, 0)
+		sch := in.inline(p.Schema, 0)
 		if p.Description != "" {
 			if _, ok := sch["description"]; !ok {
 				sch["description"] = plainText(p.Description)
@@ -491,9 +492,32 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		if mt == nil {
 			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
 		}
-		body := inline(mt.Schema, 0)
+		body := in.resolved(mt.Schema)
 		bprops, _ := body["properties"].(map[string]any)
+		if bprops == nil && mt.Schema != nil && mt.Schema.Value != nil && len(mt.Schema.Value.AllOf) > 0 {
+			// allOf of objects (a base and its extension): their members
+			// together.
+			bprops, body = map[string]any{}, map[string]any{"type": "object"}
+			var req []string
+			for _, part := range mt.Schema.Value.AllOf {
+				ps := in.resolved(part)
+				pp, _ := ps["properties"].(map[string]any)
+				for k, v := range pp {
+					bprops[k] = v
+				}
+				if r, ok := ps["required"].([]string); ok {
+					req = append(req, r...)
+				}
+			}
+			if len(bprops) == 0 {
+				return errors.New("skipped: the JSON body's allOf has no object members: it cannot be the tool input minus the URL's values")
+			}
+			body["properties"], body["required"] = bprops, req
+		}
 		if body["type"] != "object" && bprops == nil {
+			if body["oneOf"] != nil || body["anyOf"] != nil {
+				return errors.New("skipped: the JSON body is one of several shapes (oneOf/anyOf): a tool's input is one object whose members, minus the URL's, are the body")
+			}
 			return errors.New("skipped: the JSON body is not an object: it cannot be the tool input minus the URL's values")
 		}
 		for _, k := range sortedKeys(bprops) {
@@ -515,21 +539,37 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		}
 		spec["requestBody"] = map[string]any{"kind": "json-input"}
 	}
-	t.Input = map[string]any{"type": "object", "properties": props}
+	t.Input = in.attach(map[string]any{"type": "object", "properties": props})
+	if c := in.cuts("input"); c != "" {
+		im.warn(method, path, op, "to keep the tool readable, "+c)
+	}
 	if len(required) > 0 {
 		t.Input["required"] = required
 	}
 	im.security(method, path, op, &t, spec)
-	if err := im.responses(op, &t, spec); err != nil {
+	if err := im.responses(method, path, op, &t, spec); err != nil {
 		return err
 	}
 	t.Spec = spec
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(t); err != nil {
+	encode := func() error {
+		buf.Reset()
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	}
+	if err := encode(); err != nil {
 		return err
+	}
+	if cuts := fit(&t, func() int { encode(); return buf.Len() }); len(cuts) > 0 {
+		if err := encode(); err != nil {
+			return err
+		}
+		im.warn(method, path, op, fmt.Sprintf("the manifest is cut to %d KB (the budget is %d KB): %s were left out", buf.Len()>>10, maxManifestBytes>>10, strings.Join(cuts, ", then ")))
+		if buf.Len() > maxManifestBytes {
+			return fmt.Errorf("skipped: the manifest is %d KB even cut down, over the %d KB budget", buf.Len()>>10, maxManifestBytes>>10)
+		}
 	}
 	if _, err := im.opts.Loader.Load(buf.Bytes()); err != nil {
 		return fmt.Errorf("skipped: the generated manifest does not load: %v", err)
@@ -647,7 +687,7 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 // responses sets successStatus, output and parseJson from the 2xx answers.
 // An answer that is binary (a file, an image) is refused: a tool's output is
 // JSON or text.
-func (im *importer) responses(op *openapi3.Operation, t *tool, spec map[string]any) error {
+func (im *importer) responses(method, path string, op *openapi3.Operation, t *tool, spec map[string]any) error {
 	t.Output = map[string]any{}
 	if op.Responses == nil {
 		return nil
@@ -682,7 +722,11 @@ func (im *importer) responses(op *openapi3.Operation, t *tool, spec map[string]a
 		return nil
 	}
 	if mt := jsonContent(first.Content); mt != nil {
-		t.Output = inline(mt.Schema, 0)
+		out := newConverter()
+		t.Output = out.attach(out.resolved(mt.Schema))
+		if c := out.cuts("output"); c != "" {
+			im.warn(method, path, op, "to keep the tool readable, "+c)
+		}
 		return nil
 	}
 	for k := range first.Content {

@@ -1,20 +1,158 @@
 package openapi
 
 import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// maxDepth stops inlining recursive schemas: past it, anything is accepted.
+// maxDepth stops converting schemas nested inline (not through a $ref)
+// past it: anything is accepted there.
 const maxDepth = 12
 
-// inline turns an OpenAPI schema (3.0 or 3.1) into a self-contained JSON
-// Schema 2020-12 object: references inlined, 3.0's nullable and boolean
-// exclusive bounds rewritten, example turned into examples.
-func inline(ref *openapi3.SchemaRef, depth int) map[string]any {
-	if ref == nil || ref.Value == nil || depth > maxDepth {
+// converter turns the OpenAPI schemas (3.0 or 3.1) of one manifest's input
+// or output into JSON Schema 2020-12: every named schema of the document
+// once, under $defs, referred to with $ref (so that shared and recursive
+// schemas stay the size they are in the document); 3.0's nullable and
+// boolean exclusive bounds rewritten; example turned into examples.
+type converter struct {
+	defs  map[string]any
+	names map[string]string // the document's $ref → the $defs name
+	used  map[string]bool   // $defs names taken
+	queue []pending         // named schemas still to convert, nearest first
+	size  int               // bytes of $defs so far
+	// trimmed and emptied name the definitions cut to fit defsBudget:
+	// without their descriptions, or to {} (any value).
+	trimmed, emptied []string
+}
+
+type pending struct {
+	name string
+	ref  *openapi3.SchemaRef
+}
+
+// defsBudget bounds the shared definitions of one schema (input or
+// output): definitions are converted nearest first, and past the budget
+// lose their descriptions, then their shape.
+const defsBudget = 24 << 10
+
+func newConverter() *converter {
+	return &converter{defs: map[string]any{}, names: map[string]string{}, used: map[string]bool{}}
+}
+
+// inline converts ref as a schema: a named one as a $ref to its $defs
+// entry.
+func (c *converter) inline(ref *openapi3.SchemaRef, depth int) map[string]any {
+	if ref == nil || ref.Value == nil {
 		return map[string]any{}
 	}
-	s := ref.Value
+	if ref.Ref != "" {
+		return map[string]any{"$ref": "#/$defs/" + c.define(ref)}
+	}
+	return c.convert(ref.Value, depth)
+}
+
+// resolved converts the schema ref names, not a reference to it: a body
+// whose members become the tool's input.
+func (c *converter) resolved(ref *openapi3.SchemaRef) map[string]any {
+	if ref == nil || ref.Value == nil {
+		return map[string]any{}
+	}
+	return c.convert(ref.Value, 0)
+}
+
+// define converts a named schema into $defs once and returns its name.
+func (c *converter) define(ref *openapi3.SchemaRef) string {
+	if name, ok := c.names[ref.Ref]; ok {
+		return name
+	}
+	base := ref.Ref
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	base = strings.Trim(defName.ReplaceAllString(base, "_"), "_")
+	if base == "" {
+		base = "schema"
+	}
+	name := base
+	for n := 2; c.used[name]; n++ {
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	c.used[name], c.names[ref.Ref] = true, name
+	c.defs[name] = map[string]any{}
+	c.queue = append(c.queue, pending{name, ref})
+	return name
+}
+
+// finish converts the named schemas referred to, nearest first, within
+// defsBudget.
+func (c *converter) finish() {
+	full := false // once a definition has not fitted, the farther ones are not tried
+	for len(c.queue) > 0 {
+		p := c.queue[0]
+		c.queue = c.queue[1:]
+		if full {
+			c.emptied = append(c.emptied, p.name)
+			continue
+		}
+		def := c.convert(p.ref.Value, 0)
+		n := jsonSize(def)
+		if c.size+n > defsBudget {
+			strip(def)
+			if n = jsonSize(def); c.size+n > defsBudget {
+				c.emptied = append(c.emptied, p.name)
+				full = true
+				continue // stays {}: any value
+			}
+			c.trimmed = append(c.trimmed, p.name)
+		}
+		c.size += n
+		c.defs[p.name] = def
+	}
+}
+
+// cuts words what finish cut, "" for nothing.
+func (c *converter) cuts(what string) string {
+	var parts []string
+	if len(c.trimmed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the %s's definitions without descriptions", len(c.trimmed), what))
+	}
+	if len(c.emptied) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the %s's definitions accept any value (%s)", len(c.emptied), what, list(c.emptied, 5)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func list(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+func jsonSize(v any) int {
+	b, _ := json.Marshal(v)
+	return len(b)
+}
+
+var defName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// attach puts the $defs the schema refers to in it.
+func (c *converter) attach(schema map[string]any) map[string]any {
+	c.finish()
+	if len(c.defs) > 0 {
+		schema["$defs"] = c.defs
+	}
+	return schema
+}
+
+func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
+	if depth > maxDepth {
+		return map[string]any{}
+	}
 	out := map[string]any{}
 	if s.Type != nil && len(*s.Type) > 0 {
 		types := append([]string(nil), (*s.Type)...)
@@ -71,15 +209,15 @@ func inline(ref *openapi3.SchemaRef, depth int) map[string]any {
 	}
 	set("uniqueItems", true, s.UniqueItems)
 	if s.Items != nil {
-		out["items"] = inline(s.Items, depth+1)
+		out["items"] = c.inline(s.Items, depth+1)
 	}
 	if len(s.PrefixItems) > 0 {
-		out["prefixItems"] = inlineAll(s.PrefixItems, depth)
+		out["prefixItems"] = c.inlineAll(s.PrefixItems, depth)
 	}
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
 		for k, p := range s.Properties {
-			props[k] = inline(p, depth+1)
+			props[k] = c.inline(p, depth+1)
 		}
 		out["properties"] = props
 	}
@@ -87,16 +225,16 @@ func inline(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if ap := s.AdditionalProperties; ap.Has != nil {
 		out["additionalProperties"] = *ap.Has
 	} else if ap.Schema != nil {
-		out["additionalProperties"] = inline(ap.Schema, depth+1)
+		out["additionalProperties"] = c.inline(ap.Schema, depth+1)
 	}
 	set("minProperties", s.MinProps, s.MinProps > 0)
 	for k, v := range map[string]openapi3.SchemaRefs{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf} {
 		if len(v) > 0 {
-			out[k] = inlineAll(v, depth)
+			out[k] = c.inlineAll(v, depth)
 		}
 	}
 	if s.Not != nil {
-		out["not"] = inline(s.Not, depth+1)
+		out["not"] = c.inline(s.Not, depth+1)
 	}
 	set("readOnly", true, s.ReadOnly)
 	set("writeOnly", true, s.WriteOnly)
@@ -104,10 +242,10 @@ func inline(ref *openapi3.SchemaRef, depth int) map[string]any {
 	return out
 }
 
-func inlineAll(refs openapi3.SchemaRefs, depth int) []any {
+func (c *converter) inlineAll(refs openapi3.SchemaRefs, depth int) []any {
 	out := make([]any, len(refs))
 	for i, r := range refs {
-		out[i] = inline(r, depth+1)
+		out[i] = c.inline(r, depth+1)
 	}
 	return out
 }
@@ -119,4 +257,82 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// maxManifestBytes is the size budget of one generated manifest: a model
+// reads a tool's schemas whole, and a client lists every tool.
+const maxManifestBytes = 64 << 10
+
+// fit brings a manifest's schemas under the size budget, cheapest cut
+// first, and says what it cut: descriptions and examples inside the
+// shared definitions, then the output's shape (the answer is no longer
+// checked beyond its type), then the input's shared definitions (the
+// members that use them accept any value; the upstream still checks).
+func fit(t *tool, size func() int) []string {
+	var cuts []string
+	if size() <= maxManifestBytes {
+		return nil
+	}
+	for _, sch := range []map[string]any{t.Input, t.Output} {
+		if defs, ok := sch["$defs"].(map[string]any); ok {
+			strip(defs)
+		}
+		if props, ok := sch["properties"].(map[string]any); ok {
+			for _, p := range props {
+				if pm, ok := p.(map[string]any); ok {
+					for k, v := range pm {
+						if k != "description" {
+							strip(v)
+						}
+					}
+				}
+			}
+		}
+	}
+	cuts = append(cuts, "descriptions and examples inside the schemas")
+	if size() <= maxManifestBytes {
+		return cuts
+	}
+	typ := t.Output["type"]
+	for k := range t.Output {
+		delete(t.Output, k)
+	}
+	if typ != nil {
+		t.Output["type"] = typ
+	}
+	cuts = append(cuts, "the output schema past its type")
+	if size() <= maxManifestBytes {
+		return cuts
+	}
+	if defs, ok := t.Input["$defs"].(map[string]any); ok {
+		for k := range defs {
+			defs[k] = map[string]any{}
+		}
+		cuts = append(cuts, "the input's shared definitions (their members accept any value)")
+	}
+	return cuts
+}
+
+// strip removes descriptions and examples below v.
+func strip(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "description")
+		delete(x, "examples")
+		for k, c := range x {
+			if k == "properties" || k == "$defs" {
+				if m, ok := c.(map[string]any); ok {
+					for _, p := range m {
+						strip(p)
+					}
+					continue
+				}
+			}
+			strip(c)
+		}
+	case []any:
+		for _, c := range x {
+			strip(c)
+		}
+	}
 }
