@@ -33,11 +33,11 @@ func stripeShaped(n int) []byte {
 		paths[fmt.Sprintf("/v1/c%d/{id}", i)] = map[string]any{
 			"get": map[string]any{"operationId": fmt.Sprintf("GetC%d", i), "summary": "Retrieve one.",
 				"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
-				"responses": map[string]any{"200": map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": fmt.Sprintf("#/components/schemas/c%d", i)}}}}}},
+				"responses":  map[string]any{"200": map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": fmt.Sprintf("#/components/schemas/c%d", i)}}}}}},
 			"post": map[string]any{"operationId": fmt.Sprintf("PostC%d", i), "summary": "Update one.",
-				"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
+				"parameters":  []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
 				"requestBody": map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": fmt.Sprintf("#/components/schemas/c%d", i)}}}},
-				"responses": map[string]any{"200": map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": fmt.Sprintf("#/components/schemas/c%d", i)}}}}}},
+				"responses":   map[string]any{"200": map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": fmt.Sprintf("#/components/schemas/c%d", i)}}}}}},
 		}
 	}
 	doc := map[string]any{"openapi": "3.0.0", "info": map[string]any{"title": "Shaped", "version": "1.0.0"},
