@@ -109,7 +109,11 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 		}
 	}
 	if s.RequestBody != nil && s.RequestBody.Kind == body.Text {
-		h.text = body.NewTemplate(s.RequestBody.Template)
+		if isForm(s) {
+			h.form, _ = body.ParseForm(s.RequestBody.Template) // checkSpec refused a bad one
+		} else {
+			h.text = body.NewTemplate(s.RequestBody.Template)
+		}
 	}
 	if l := m.Limits; l != nil && l.MemMB > 0 && l.MemMB<<20 < fetch.DefaultMaxBodyBytes {
 		h.maxBody = l.MemMB << 20
@@ -138,6 +142,7 @@ type Handler struct {
 	consumed       map[string]bool   // top-level input keys the URL uses
 	headers        []header
 	text           *body.Template
+	form           *body.Form // a text body whose Content-Type is a form
 	hasContentType bool
 	hasUserAgent   bool
 	maxBody        int64
@@ -254,6 +259,14 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	case body.InputPassthrough:
 		r.Body, ct = in, body.ContentTypeJSON
 	case body.Text:
+		if h.form != nil {
+			f, err := h.form.Fill(in)
+			if err != nil {
+				return nil, h.inputInvalid("", "cannot be sent as the form body: "+err.Error())
+			}
+			r.Body = []byte(f)
+			break
+		}
 		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
 	}
 	if ct != "" && !h.hasContentType {

@@ -23,6 +23,18 @@ var forbiddenHeaders = map[string]bool{
 	"keep-alive": true, "proxy-connection": true, "upgrade": true, "te": true, "trailer": true,
 }
 
+// isForm reports whether the spec's text body is a form: its Content-Type
+// header says application/x-www-form-urlencoded (parameters allowed).
+func isForm(s *Spec) bool {
+	for _, h := range s.Headers {
+		if strings.EqualFold(h.Name, "Content-Type") {
+			mt, _, _ := strings.Cut(h.Value, ";")
+			return strings.EqualFold(strings.TrimSpace(mt), body.ContentTypeForm)
+		}
+	}
+	return false
+}
+
 // origin is the literal scheme, host and port of a URL template.
 type origin struct {
 	scheme string // lower case
@@ -69,7 +81,17 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 		}
 	}
 	if s.RequestBody != nil && s.RequestBody.Kind == body.Text {
-		checkPlaceholders(m, "spec.requestBody.template", body.NewTemplate(s.RequestBody.Template).Names(), ps)
+		names := body.NewTemplate(s.RequestBody.Template).Names()
+		if isForm(s) {
+			f, err := body.ParseForm(s.RequestBody.Template)
+			if err != nil {
+				ps.Error("spec.requestBody.template", "is a form body (Content-Type "+body.ContentTypeForm+"): "+err.Error())
+				names = nil
+			} else {
+				names = f.Names()
+			}
+		}
+		checkPlaceholders(m, "spec.requestBody.template", names, ps)
 	}
 	warnings(m, s, tmpl, org, ps)
 	return tmpl, org

@@ -487,7 +487,15 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	if len(headers) > 0 {
 		spec["headers"] = headers
 	}
-	if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" {
+	if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" && jsonContent(rb.Value.Content) == nil {
+		if fm := rb.Value.Content.Get(formType); fm != nil {
+			if err := im.formBody(method, path, op, fm, in, props, params, &required, spec); err != nil {
+				return err
+			}
+		} else {
+			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
+		}
+	} else if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" {
 		mt := jsonContent(rb.Value.Content)
 		if mt == nil {
 			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
@@ -578,6 +586,47 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	return nil
 }
 
+const formType = "application/x-www-form-urlencoded"
+
+// formBody makes a form body: each top-level member of the body's schema
+// an input member and a key={name} pair of a text template, which the
+// runtime encodes (arrays repeated or as key[], objects as key[member]).
+func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *openapi3.MediaType, in *converter, props map[string]any, params map[string]*openapi3.Parameter, required *[]string, spec map[string]any) error {
+	body := in.resolved(mt.Schema)
+	bprops, _ := body["properties"].(map[string]any)
+	if len(bprops) == 0 {
+		return errors.New("skipped: the form body names no members: a form tool fills key=value pairs from the input's members")
+	}
+	var pairs []string
+	for _, k := range sortedKeys(bprops) {
+		if _, clash := props[k]; clash {
+			im.warn(method, path, op, fmt.Sprintf("form member %q has the name of a parameter: the parameter wins", k))
+			continue
+		}
+		if strings.ContainsAny(k, ".{}&=") {
+			im.warn(method, path, op, fmt.Sprintf("form member %q left out: its name cannot be an input placeholder", k))
+			continue
+		}
+		props[k] = bprops[k]
+		key := url.QueryEscape(k)
+		if enc := mt.Encoding[k]; isArray(mt.Schema.Value.Properties[k]) && enc != nil && enc.Style == "deepObject" {
+			key += "[]"
+		}
+		pairs = append(pairs, key+"={"+k+"}")
+	}
+	if req, ok := body["required"].([]string); ok {
+		for _, r := range req {
+			if _, isParam := params["path:"+r]; !isParam && !slices.Contains(*required, r) {
+				*required = append(*required, r)
+			}
+		}
+	}
+	headers, _ := spec["headers"].([]map[string]any)
+	spec["headers"] = append(headers, map[string]any{"name": "Content-Type", "value": formType})
+	spec["requestBody"] = map[string]any{"kind": "text", "template": strings.Join(pairs, "&")}
+	return nil
+}
+
 // whyNotBody says why a body the format cannot carry is skipped.
 func whyNotBody(c openapi3.Content) string {
 	for k := range c {
@@ -586,8 +635,6 @@ func whyNotBody(c openapi3.Content) string {
 			return "a tool sends JSON or text, not files in a multipart body"
 		case strings.Contains(k, "xml"):
 			return "a tool sends JSON or text, not XML"
-		case k == "application/x-www-form-urlencoded":
-			return "form bodies are not imported yet (the text body template does not encode values)"
 		case strings.HasPrefix(k, "application/octet-stream"), strings.HasPrefix(k, "image/"), strings.HasPrefix(k, "video/"), strings.HasPrefix(k, "audio/"):
 			return "a tool sends JSON or text, not binary data"
 		}
