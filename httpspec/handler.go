@@ -93,9 +93,10 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	}
 	h.credVar = credentialVar(s.Authorization)
 	for _, v := range tmpl.Vars() {
-		h.vars[v.Name] = body.Path(strings.Split(v.Name, "."))
-		if !strings.Contains(v.Name, ".") {
-			h.consumed[v.Name] = true
+		keys := InputKeys(v.Name)
+		h.vars[v.Name] = body.Path(keys)
+		if len(keys) == 1 {
+			h.consumed[keys[0]] = true
 		}
 	}
 	for _, hd := range s.Headers {
@@ -305,7 +306,7 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 			switch {
 			case !r.Exists() || r.Type == gjson.Null:
 				if bad == nil {
-					bad = synth.HandlerError(ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, v.Name)
+					bad = synth.HandlerError(ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, strings.Join(InputKeys(v.Name), "."))
 				}
 				return Value{}
 			case r.IsArray() || r.IsObject():
@@ -405,7 +406,27 @@ func (h *Handler) dotSegmentError(u string, seg [2]int, spans []Span) error {
 // inputPointer is the JSON pointer of a template variable's input ("a.b"
 // reads /a/b).
 func inputPointer(name string) string {
-	return "/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), ".", "/")
+	var b strings.Builder
+	for _, k := range InputKeys(name) {
+		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// InputKeys is the input member a URL template variable reads: a.b is
+// member b of member a; a percent-encoded character is the character
+// (max%2Dkeys reads "max-keys", %24filter reads "$filter", assignee%2Eany
+// reads "assignee.any"), so that a parameter whose name RFC 6570 cannot
+// spell is sent under its name (servers decode it) and read from a member
+// of that name.
+func InputKeys(name string) []string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		if d, err := url.PathUnescape(p); err == nil {
+			parts[i] = d
+		}
+	}
+	return parts
 }
 
 // inputInvalid refuses input for its structure: input-validation-failed,

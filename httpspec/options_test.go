@@ -284,3 +284,31 @@ func TestHandlerSpecIsACopy(t *testing.T) {
 		t.Errorf("spec changed: %+v", again)
 	}
 }
+
+// TestPercentEncodedVariableNames: a query parameter whose name RFC 6570
+// cannot spell is written percent-encoded, sent so (the server decodes
+// it) and read from the input member of its decoded name.
+func TestPercentEncodedVariableNames(t *testing.T) {
+	var got []string
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		got = []string{q.Get("max-keys"), q.Get("$filter"), q.Get("include[]"), q.Get("assignee.any"), r.URL.Path}
+		w.Write([]byte(`{}`))
+	})
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/b/{bucket%2Dname}{?max%2Dkeys,%24filter,include%5B%5D*,assignee%2Eany}"}`,
+		`"input":{"type":"object","properties":{"bucket-name":{"type":"string"},"max-keys":{"type":"integer"},"$filter":{"type":"string"},"include[]":{"type":"array"},"assignee.any":{"type":"string"}},"required":["bucket-name"]}`)
+	for _, w := range tool.Warnings() {
+		if strings.Contains(w.Message, "not declared") {
+			t.Errorf("warning %v", w)
+		}
+	}
+	if _, e := invoke(t, tool, synth.CallContext{}, `{"bucket-name":"logs","max-keys":5,"$filter":"a eq 1","include[]":["x","y"],"assignee.any":"bob"}`); e != nil {
+		t.Fatal(e)
+	}
+	if want := []string{"5", "a eq 1", "x", "bob", "/b/logs"}; !slices.Equal(got, want) {
+		t.Errorf("server read %q, want %q", got, want)
+	}
+	if r := up.last(t); !strings.Contains(r.URI, "max%2Dkeys=5") || !strings.Contains(r.URI, "include%5B%5D=x&include%5B%5D=y") {
+		t.Errorf("sent %s", r.URI)
+	}
+}

@@ -200,17 +200,21 @@ func warnings(m *synth.Manifest, s *Spec, tmpl *Template, org origin, ps *synth.
 	in := gjson.ParseBytes(m.Input)
 	props := in.Get("properties")
 	if tmpl != nil {
-		var names []string
+		seen := map[string]bool{}
 		for _, v := range tmpl.Vars() {
-			names = append(names, v.Name)
+			top := InputKeys(v.Name)[0]
+			if seen[top] || props.Get(body.Path([]string{top})).Exists() {
+				continue
+			}
+			seen[top] = true
+			ps.Warn("spec.urlTemplate", fmt.Sprintf("placeholder {%s} is not declared in input.properties: declare %q so callers know to send it", v.Name, top))
 		}
-		checkPlaceholders(m, "spec.urlTemplate", names, ps)
 		required := map[string]bool{}
 		for _, r := range in.Get("required").Array() {
 			required[r.Str] = true
 		}
 		for _, v := range tmpl.Vars() {
-			top := strings.SplitN(v.Name, ".", 2)[0]
+			top := InputKeys(v.Name)[0]
 			prop := props.Get(body.Path([]string{top}))
 			if v.Operator == 0 && prop.Exists() && !required[top] && !prop.Get("default").Exists() {
 				ps.Warn("spec.urlTemplate", fmt.Sprintf("{%s} must have a value on every call, but input.required does not list %q: add it, or use an optional form such as {?%s}", v.Name, top, v.Name))

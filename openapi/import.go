@@ -446,15 +446,46 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: only path, query and header parameters are filled from the input", p.In, p.Name))
 			continue
 		}
-		if !varName.MatchString(p.Name) || strings.Contains(p.Name, ".") {
-			if p.In == "path" {
-				return fmt.Errorf("skipped: path parameter %q is not a URI-template name: letters, digits and _ only", p.Name)
+		// A name RFC 6570 cannot spell is written percent-encoded: sent so
+		// (servers decode it), read from the input member of its name.
+		v := templateName(p.Name)
+		explode := p.Explode != nil && *p.Explode
+		style := p.Style
+		if p.In == "query" {
+			if style == "" {
+				style = "form"
 			}
-			if p.Required {
-				return fmt.Errorf("skipped: required query parameter %q is not a URI-template name: letters, digits and _ only", p.Name)
+			if p.Explode == nil {
+				explode = style == "form" // form style explodes by default
 			}
-			im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: not a URI-template name (letters, digits, _)", p.Name))
-			continue
+			if style != "form" {
+				why := fmt.Sprintf("its style %s has no RFC 6570 form", style)
+				if p.Required {
+					return fmt.Errorf("skipped: required query parameter %q: %s", p.Name, why)
+				}
+				im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s (form style, the default, does)", p.Name, why))
+				continue
+			}
+		}
+		if p.In == "path" {
+			op := ""
+			switch style {
+			case "", "simple":
+			case "label":
+				op = "."
+			case "matrix":
+				op = ";"
+			default:
+				return fmt.Errorf("skipped: path parameter %q: style %s has no RFC 6570 form", p.Name, style)
+			}
+			star := ""
+			if explode {
+				star = "*"
+			}
+			if !strings.Contains(path, "{"+p.Name+"}") {
+				return fmt.Errorf("skipped: path parameter %q does not appear in the path", p.Name)
+			}
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", "{"+op+v+star+"}")
 		}
 		sch := in.inline(p.Schema, 0)
 		if p.Description != "" {
@@ -467,11 +498,10 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			required = append(required, p.Name)
 		}
 		if p.In == "query" {
-			explode := p.Explode == nil || *p.Explode // form style explodes by default
-			if isArray(p.Schema) && explode {
-				query = append(query, p.Name+"*")
+			if (isArray(p.Schema) || isObject(p.Schema)) && explode {
+				query = append(query, v+"*")
 			} else {
-				query = append(query, p.Name)
+				query = append(query, v)
 			}
 		}
 	}
@@ -796,6 +826,26 @@ func jsonContent(c openapi3.Content) *openapi3.MediaType {
 		}
 	}
 	return nil
+}
+
+func isObject(ref *openapi3.SchemaRef) bool {
+	return ref != nil && ref.Value != nil && ref.Value.Type != nil && ref.Value.Type.Is("object")
+}
+
+// templateName spells a parameter's name as an RFC 6570 variable: letters,
+// digits and _ as they are, anything else percent-encoded (max-keys →
+// max%2Dkeys, $filter → %24filter, assignee.any → assignee%2Eany).
+func templateName(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 func isArray(ref *openapi3.SchemaRef) bool {

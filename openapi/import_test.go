@@ -1,7 +1,9 @@
 package openapi
 
 import (
+	"encoding/json"
 	"flag"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +103,56 @@ func FuzzImport(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOperationServers: an operation's own servers, then its path's, win
+// over the document's, for the URL and the allowlist; a relative first
+// server gives way to an absolute one.
+func TestOperationServers(t *testing.T) {
+	doc := `openapi: 3.0.0
+info: {title: Maps, version: 1.0.0}
+servers: [{url: /relative}, {url: "https://www.googleapis.com"}]
+paths:
+  /maps/api/directions/json:
+    servers: [{url: "https://maps.googleapis.com"}]
+    get:
+      operationId: directions
+      responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
+  /upload:
+    post:
+      operationId: upload
+      servers: [{url: "https://upload.example.com/api/{v}", variables: {v: {default: "2.0"}}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses: {"201": {description: ok}}
+  /plain:
+    get:
+      operationId: plain
+      responses: {"200": {description: ok}}
+`
+	res, err := Import([]byte(doc), Options{Prefix: "maps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"maps.directions": "https://maps.googleapis.com/maps/api/directions/json",
+		"maps.upload":     "https://upload.example.com/api/2.0/upload",
+		"maps.plain":      "https://www.googleapis.com/plain",
+	}
+	for _, m := range res.Manifests {
+		var tl struct {
+			Network struct{ Hosts []string }
+			Spec    struct{ URLTemplate string }
+		}
+		json.Unmarshal(m.JSON, &tl)
+		if tl.Spec.URLTemplate != want[m.ID] {
+			t.Errorf("%s: %s, want %s", m.ID, tl.Spec.URLTemplate, want[m.ID])
+		}
+		if u, _ := url.Parse(want[m.ID]); len(tl.Network.Hosts) != 1 || tl.Network.Hosts[0] != u.Hostname() {
+			t.Errorf("%s: allowlist %v", m.ID, tl.Network.Hosts)
+		}
+		delete(want, m.ID)
+	}
+	if len(want) != 0 {
+		t.Errorf("not imported: %v (%s)", want, res.Summary())
+	}
 }
