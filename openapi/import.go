@@ -330,7 +330,6 @@ func (im *importer) warn(method, path string, op *openapi3.Operation, msg string
 	im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: %s", name, msg))
 }
 
-var varName = regexp.MustCompile(`^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$`)
 
 // tool is the manifest as written: fields in a readable order.
 type tool struct {
