@@ -330,7 +330,6 @@ func (im *importer) warn(method, path string, op *openapi3.Operation, msg string
 	im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: %s", name, msg))
 }
 
-
 // tool is the manifest as written: fields in a readable order.
 type tool struct {
 	ID          string           `json:"id"`
