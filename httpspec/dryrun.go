@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/httptools/httptools/redact"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -18,7 +19,15 @@ import (
 // The body is the JSON value when it is JSON, else a string. curl is the same
 // request as a command line to paste, with the secret as a shell variable
 // ("$HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN") instead of its value.
+//
+// A connection tool needs no connection source to be described: without
+// one, the token is a stand-in, printed as $HTTPTOOLS_TOKEN_<CONNECTION>.
 func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
+	if a := h.spec.Authorization; a != nil && a.Kind == AuthConnection && call.Context.Connections == nil {
+		c := *call
+		c.Context.Connections = standIn{}
+		call = &c
+	}
 	r, err := h.prepare(ctx, call, "")
 	if err != nil {
 		return nil, err
@@ -37,6 +46,12 @@ func (r *request) Describe() json.RawMessage {
 	hs := []string{}
 	for _, k := range names {
 		for _, v := range r.Header[k] {
+			if k == r.credentialHeader && r.credential != "" && strings.HasSuffix(v, r.credential) {
+				// The credential by position, whatever its length: a
+				// secret too short to search for is still never shown.
+				hs = append(hs, k+": "+r.redactor.Redact(strings.TrimSuffix(v, r.credential))+redact.Mask)
+				continue
+			}
 			hs = append(hs, k+": "+r.redactor.Redact(v))
 		}
 	}
@@ -61,6 +76,14 @@ func (r *request) Describe() json.RawMessage {
 		Curl    string   `json:"curl"`
 	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal, r.Curl()})
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// standIn is the connection source of a dry run without one: a token that
+// stands for the real one, never sent anywhere.
+type standIn struct{}
+
+func (standIn) AccessToken(_ context.Context, req synth.ConnectionRequest) (string, error) {
+	return "dry-run-token-of-" + req.Name, nil
 }
 
 func isJSONType(ct string) bool {

@@ -244,3 +244,25 @@ func TestDatabasePasswordsStayOut(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunEveryKind: a connection tool dry-runs without a connection
+// source (its token shown as its variable), and a one-character secret
+// leaves the rest of the line alone.
+func TestDryRunEveryKind(t *testing.T) {
+	t.Chdir("../..")
+	out, errOut, code := runCLI(t, "call", "fixtures/tools/gmail.send.json", "--person", "u_1",
+		"--input", `{"raw":"U3ViamVjdDogaGkKCmhp"}`, "--dry-run")
+	if code != 0 || !strings.Contains(out, `"$HTTPTOOLS_TOKEN_GMAIL"`) || strings.Contains(out, "dry-run-token") {
+		t.Fatalf("connection tool: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "call", "fixtures/tools/github.get-issue.json",
+		"--input", `{"owner":"octo","repo":"hello","issue_number":1}`, "--secret", "production/GITHUB_TOKEN=t", "--dry-run")
+	if code != 0 || !strings.Contains(out, "https://api.github.com/repos/octo/hello/issues/1") || !strings.Contains(out, `"$HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN"`) {
+		t.Fatalf("a one-character secret: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = runCLI(t, "call", "fixtures/tools/github.get-issue.json",
+		"--input", `{"owner":"octo","repo":"hello","issue_number":1}`, "--secret", "production/GITHUB_TOKEN=t", "--dry-run", "--format", "json")
+	if !strings.Contains(out, `"Authorization: Bearer [REDACTED]"`) || !strings.Contains(out, `"url": "https://api.github.com/repos/octo/hello/issues/1"`) {
+		t.Errorf("a one-character secret in the JSON description:\n%s", out)
+	}
+}
