@@ -26,6 +26,9 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 	if a := h.spec.Authorization; a != nil && a.Kind == AuthConnection && call.Context.Connections == nil {
 		c := *call
 		c.Context.Connections = standIn{}
+		if c.Context.Person == "" {
+			c.Context.Person = "the-run's-person" // a person's connection: whoever runs it
+		}
 		call = &c
 	}
 	r, err := h.prepare(ctx, call, "")
