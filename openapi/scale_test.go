@@ -3,6 +3,8 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +109,28 @@ func BenchmarkImportStripeShaped(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkImportCorpus imports every trimmed real document of testdata.
+func BenchmarkImportCorpus(b *testing.B) {
+	docs, _ := filepath.Glob("testdata/*.json")
+	yamls, _ := filepath.Glob("testdata/*.yaml")
+	var srcs [][]byte
+	for _, d := range append(docs, yamls...) {
+		src, _ := os.ReadFile(d)
+		srcs = append(srcs, src)
+	}
+	b.ReportAllocs()
+	ops := 0
+	for b.Loop() {
+		ops = 0
+		for _, src := range srcs {
+			res, err := Import(src, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ops += res.Operations
+		}
+	}
+	b.ReportMetric(float64(ops), "operations")
 }
