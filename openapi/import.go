@@ -103,11 +103,17 @@ func Import(src []byte, opts Options) (*Result, error) {
 			}
 		}
 	}
-	doc, err := load(src, opts)
+	var skips []skip
+	doc, err := load(src, opts, &skips)
 	if err != nil {
 		return nil, err
 	}
 	im := &importer{doc: doc, opts: opts, res: &Result{Skipped: map[string]int{}}, noted: map[string]bool{}}
+	for _, sk := range skips {
+		im.res.Operations++
+		im.res.Skipped["it uses a broken component"]++
+		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: skipped: it uses a broken component: %s", sk.name, sk.why))
+	}
 	if doc.Info == nil {
 		doc.Info = &openapi3.Info{}
 	}
@@ -174,7 +180,7 @@ func Import(src []byte, opts Options) (*Result, error) {
 // load parses the document: OpenAPI 3.x as it is, Swagger 2.0 converted.
 // External references are refused unless allowed, and then read from
 // files below the document's folder only.
-func load(src []byte, opts Options) (*openapi3.T, error) {
+func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 	var head struct {
 		OpenAPI string `yaml:"openapi" json:"openapi"`
 		Swagger string `yaml:"swagger" json:"swagger"`
@@ -185,25 +191,32 @@ func load(src []byte, opts Options) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = opts.AllowExternalRefs
 	var location *url.URL
+	root := ""
 	if opts.Path != "" {
 		abs, err := filepath.Abs(opts.Path)
 		if err != nil {
 			return nil, err
 		}
 		location = &url.URL{Path: filepath.ToSlash(abs)}
-		root := filepath.Dir(abs)
-		loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-			if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
-				return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", u)
-			}
-			p := filepath.Clean(filepath.FromSlash(u.Path))
-			if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
-			}
-			return os.ReadFile(p)
+		root = filepath.Dir(abs)
+	}
+	// Every read of another document passes here: refused unless allowed,
+	// and then only files below the document's folder.
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if !opts.AllowExternalRefs {
+			return nil, fmt.Errorf("the document refers to %s: pass --allow-external-refs to read files next to it", u)
 		}
-	} else if opts.AllowExternalRefs {
-		return nil, errors.New("external $refs are resolved from the document's folder: name the document's file (Options.Path)")
+		if root == "" {
+			return nil, errors.New("external $refs are resolved from the document's folder: name the document's file (Options.Path)")
+		}
+		if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+			return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", u)
+		}
+		p := filepath.Clean(filepath.FromSlash(u.Path))
+		if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
+		}
+		return os.ReadFile(p)
 	}
 	switch {
 	case head.Swagger != "":
@@ -228,27 +241,153 @@ func load(src []byte, opts Options) (*openapi3.T, error) {
 		}
 		return doc, nil
 	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
-		var doc *openapi3.T
-		var err error
-		if location != nil {
-			doc, err = loader.LoadFromDataWithPath(src, location)
-		} else {
-			doc, err = loader.LoadFromData(src)
+		data := src
+		var generic map[string]any
+		for range 64 {
+			var doc *openapi3.T
+			var err error
+			fresh := openapi3.NewLoader()
+			fresh.IsExternalRefsAllowed, fresh.ReadFromURIFunc = loader.IsExternalRefsAllowed, loader.ReadFromURIFunc
+			if location != nil {
+				doc, err = fresh.LoadFromDataWithPath(data, location)
+			} else {
+				doc, err = fresh.LoadFromData(data)
+			}
+			if err == nil {
+				return doc, nil
+			}
+			// A broken component (malformed, or a reference to one that
+			// is not there) costs the operations that use it, not the
+			// document.
+			bad := brokenComponent(err.Error())
+			if bad == "" {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+			}
+			if generic == nil {
+				if yaml.Unmarshal(src, &generic) != nil {
+					return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+				}
+			}
+			n := dropBroken(generic, bad, describeLoadError(err), skips)
+			if n == 0 && !removeComponent(generic, bad) {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+			}
+			if data, err = json.Marshal(generic); err != nil {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
-		}
-		return doc, nil
+		return nil, errors.New("not an OpenAPI document: too many broken components")
 	case head.OpenAPI != "":
 		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
 	}
 	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
 }
 
+// skip is an operation left out before the import proper.
+type skip struct{ name, why string }
+
+var (
+	brokenAt   = regexp.MustCompile(` in (/components/[^/\s]+/[^/\s]+)`)
+	danglingTo = regexp.MustCompile(`"#(/components/[^/"]+/[^/"]+)"`)
+)
+
+// brokenComponent finds the component a loader error is about: one that
+// does not parse ("… in /components/schemas/X"), or one referred to that
+// is not there ("#/components/schemas/X": map key not found). "" when the
+// error names none.
+func brokenComponent(msg string) string {
+	if m := brokenAt.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if strings.Contains(msg, "not found") {
+		if m := danglingTo.FindStringSubmatch(msg); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// describeLoadError is the loader's words, shortened.
+func describeLoadError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "yaml error: "); i >= 0 {
+		msg = msg[i+len("yaml error: "):]
+	}
+	return cut(msg, 200)
+}
+
+func removeComponent(doc map[string]any, ptr string) bool {
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	comps, _ := doc["components"].(map[string]any)
+	group, _ := comps[parts[1]].(map[string]any)
+	if _, ok := group[parts[2]]; !ok {
+		return false
+	}
+	delete(group, parts[2])
+	return true
+}
+
+// dropBroken removes the component at ptr, every component that refers to
+// it (transitively), and every operation that does, noting each operation
+// in skips. It returns how many things it removed.
+func dropBroken(doc map[string]any, ptr, why string, skips *[]skip) int {
+	removed := 0
+	bad := []string{ptr}
+	if removeComponent(doc, ptr) {
+		removed++
+	}
+	refersTo := func(v any, targets []string) bool {
+		b, _ := json.Marshal(v)
+		for _, t := range targets {
+			if bytes.Contains(b, []byte(`"#`+t+`"`)) {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		comps, _ := doc["components"].(map[string]any)
+		for kind, g := range comps {
+			group, _ := g.(map[string]any)
+			for name, c := range group {
+				if refersTo(c, bad) {
+					delete(group, name)
+					bad = append(bad, "/components/"+kind+"/"+name)
+					removed++
+					changed = true
+				}
+			}
+		}
+	}
+	name := strings.TrimPrefix(bad[0], "/components/")
+	paths, _ := doc["paths"].(map[string]any)
+	for p, it := range paths {
+		item, _ := it.(map[string]any)
+		shared := refersTo(item["parameters"], bad)
+		for m, o := range item {
+			if !slices.Contains([]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}, m) {
+				continue
+			}
+			if shared || refersTo(o, bad) {
+				op, _ := o.(map[string]any)
+				id, _ := op["operationId"].(string)
+				if id == "" {
+					id = strings.ToUpper(m) + " " + p
+				}
+				*skips = append(*skips, skip{id, name + " (" + why + ")"})
+				delete(item, m)
+				removed++
+			}
+		}
+	}
+	return removed
+}
+
 // refHint adds what to do to a loader error about an external reference.
 func refHint(err error) string {
 	msg := err.Error()
-	if strings.Contains(msg, "external reference") || strings.Contains(msg, "not allowed") {
+	if (strings.Contains(msg, "external reference") || strings.Contains(msg, "not allowed")) && !strings.Contains(msg, "--allow-external-refs") {
 		return msg + " (the document refers to other files: pass --allow-external-refs to read them from its folder)"
 	}
 	return msg

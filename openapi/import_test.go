@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"flag"
+	"go.yaml.in/yaml/v4"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -154,5 +155,110 @@ paths:
 	}
 	if len(want) != 0 {
 		t.Errorf("not imported: %v (%s)", want, res.Summary())
+	}
+}
+
+// TestExternalRefs: a document split over files imports with
+// AllowExternalRefs, reading only files below its folder; without it the
+// refusal says what to pass.
+func TestExternalRefs(t *testing.T) {
+	path := "testdata/split/api.yaml"
+	src, _ := os.ReadFile(path)
+	_, err := Import(src, Options{Path: path})
+	if err == nil || !strings.Contains(err.Error(), "--allow-external-refs") {
+		t.Fatalf("without the option: %v", err)
+	}
+	res, err := Import(src, Options{Path: path, AllowExternalRefs: true})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %v", err, res)
+	}
+	var m struct {
+		Input struct {
+			Required []string
+		}
+	}
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if strings.Join(m.Input.Required, ",") != "from,to,subject" {
+		t.Errorf("required %v", m.Input.Required)
+	}
+	// A reference out of the folder, or to a URL, is refused.
+	for _, ref := range []string{"../resend-emails-3.1.yaml#/components/schemas/Tag", "https://example.com/s.yaml#/X", "/etc/passwd#/x"} {
+		dir := t.TempDir()
+		doc := strings.Replace(string(src), "schemas.yaml#/SendEmailRequest", ref, 1)
+		os.WriteFile(filepath.Join(dir, "api.yaml"), []byte(doc), 0o644)
+		if _, err := Import([]byte(doc), Options{Path: filepath.Join(dir, "api.yaml"), AllowExternalRefs: true}); err == nil {
+			t.Errorf("%s was read", ref)
+		}
+	}
+}
+
+// TestLiteralQueryInPath: a path key with a literal query ("?cors", as S3
+// writes them) keeps it, and the parameters continue it with &.
+func TestLiteralQueryInPath(t *testing.T) {
+	doc := `openapi: 3.0.0
+info: {title: S3, version: 2006.3.1}
+servers: [{url: "https://s3.amazonaws.com"}]
+paths:
+  /{Bucket}?cors:
+    get:
+      operationId: GetBucketCors
+      parameters:
+        - {name: Bucket, in: path, required: true, schema: {type: string}}
+        - {name: x-amz-expected-bucket-owner, in: header, required: false, schema: {type: string}}
+        - {name: max-keys, in: query, schema: {type: integer}}
+      responses: {"200": {description: ok, content: {text/xml: {schema: {type: object}}}}}
+`
+	res, err := Import([]byte(doc), Options{})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
+	}
+	var m struct{ Spec struct{ URLTemplate string } }
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if m.Spec.URLTemplate != "https://s3.amazonaws.com/{Bucket}?cors{&max%2Dkeys}" {
+		t.Errorf("template %s", m.Spec.URLTemplate)
+	}
+}
+
+// TestBrokenComponentSkipsItsOperations: a malformed component, or a
+// reference to one that is not there, skips the operations that use it
+// (naming it), and the others import.
+func TestBrokenComponentSkipsItsOperations(t *testing.T) {
+	src, _ := os.ReadFile("testdata/resend-emails-3.1.yaml")
+	var doc map[string]any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, broken := range map[string]any{
+		"malformed": map[string]any{"type": 5},
+		"dangling":  map[string]any{"$ref": "#/components/schemas/NotThere"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			saved := schemas["SendEmailResponse"]
+			schemas["SendEmailResponse"] = broken
+			defer func() { schemas["SendEmailResponse"] = saved }()
+			b, _ := json.Marshal(doc)
+			res, err := Import(b, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Manifests) != 1 || res.Manifests[0].ID != "resend.emails-get" {
+				t.Errorf("imported %v", res.Manifests)
+			}
+			if res.Operations != 2 || res.Skipped["it uses a broken component"] != 1 {
+				t.Errorf("%s", res.Summary())
+			}
+			found := false
+			for _, w := range res.Warnings {
+				want := "schemas/SendEmailResponse"
+				if name == "dangling" {
+					want = "schemas/NotThere" // the component that is not there
+				}
+				found = found || strings.Contains(w, "emails/send: skipped: it uses a broken component: "+want)
+			}
+			if !found {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
 	}
 }
