@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,8 @@ type formPair struct {
 	brackets   bool      // key ends in "[]": arrays as key[]=
 }
 
+var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+
 // ParseForm compiles a form template. Every pair is key=value; a value is
 // a literal or exactly one {name}.
 func ParseForm(s string) (*Form, error) {
@@ -55,6 +58,15 @@ func ParseForm(s string) (*Form, error) {
 			return nil, fmt.Errorf("pair %d (%q) is not key=value: write each pair as key={name} or key=value, joined by &", i+1, pair)
 		case strings.ContainsAny(key, "{}"):
 			return nil, fmt.Errorf("pair %d: the key %q holds a placeholder: only values are filled from the input", i+1, key)
+		}
+		if strings.ContainsAny(key+placeholder.ReplaceAllString(val, ""), "; #") {
+			return nil, fmt.Errorf("pair %d (%q) holds a space, ';' or '#': write them encoded (+, %%3B, %%23)", i+1, pair)
+		}
+		if _, err := url.QueryUnescape(key); err != nil {
+			return nil, fmt.Errorf("pair %d: the key %q is not form-encoded (%v): write %%25 for a %% sign", i+1, key, err)
+		}
+		if _, err := url.QueryUnescape(placeholder.ReplaceAllString(val, "")); err != nil {
+			return nil, fmt.Errorf("pair %d: the text of the value %q is not form-encoded (%v): write %%25 for a %% sign", i+1, val, err)
 		}
 		p := formPair{key: key}
 		if strings.HasSuffix(key, "[]") {
