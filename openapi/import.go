@@ -762,7 +762,7 @@ func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *op
 	body := in.resolved(mt.Schema)
 	bprops, _ := body["properties"].(map[string]any)
 	if len(bprops) == 0 {
-		return errors.New("skipped: the form body names no members: a form tool fills key=value pairs from the input's members")
+		return nil // an empty form (Stripe's deletes): no body is sent
 	}
 	var pairs []string
 	for _, k := range sortedKeys(bprops) {
@@ -847,7 +847,11 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 	if len(reqs) == 0 {
 		return
 	}
+	// The alternatives are ranked, simplest to hold first: a bearer
+	// token, an API key header, an OAuth connection, then basic auth.
 	var skipped []string
+	best, bestRank := "", 0
+	var bestReq openapi3.SecurityRequirement
 	for _, req := range reqs {
 		if len(req) == 0 {
 			return // anonymous access is one of the options
@@ -861,39 +865,52 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 				continue
 			}
 			s := ref.Value
-			secret := map[string]any{"envName": im.opts.EnvName, "name": envName(name)}
+			rank := 0
 			switch {
-			case s.Type == "apiKey" && s.In == "header":
-				spec["authorization"] = map[string]any{"kind": "header", "headerName": s.Name, "secretRef": secret}
-				return
 			case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
-				spec["authorization"] = map[string]any{"kind": "bearer", "secretRef": secret}
-				return
-			case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
-				// The secret holds the whole header value: "Basic " and
-				// the base64 of user:password.
-				spec["authorization"] = map[string]any{"kind": "header", "headerName": "Authorization", "secretRef": secret}
-				if !im.noted[name] {
-					im.noted[name] = true
-					im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("security scheme %s is HTTP basic auth: its tools send secret %s/%s as the whole Authorization value: store \"Basic \" followed by the base64 of user:password", name, im.opts.EnvName, envName(name)))
-				}
-				return
+				rank = 4
+			case s.Type == "apiKey" && s.In == "header":
+				rank = 3
 			case s.Type == "oauth2" || s.Type == "openIdConnect":
-				conn := connName(name)
-				scopes := req[name]
-				if scopes == nil {
-					scopes = []string{}
-				}
-				t.NeedsSpec = map[string]any{"connections": map[string]any{conn: map[string]any{"app": im.opts.Prefix, "permissions": scopes, "as": "person"}}}
-				spec["authorization"] = map[string]any{"kind": "connection", "connection": conn}
-				return
-			}
-			if s.Type == "apiKey" && s.In == "query" {
+				rank = 2
+			case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
+				rank = 1
+			case s.Type == "apiKey" && s.In == "query":
 				skipped = append(skipped, fmt.Sprintf("%s (an API key in the query parameter %q, which a tool cannot send from a secret)", name, s.Name))
-				continue
+			default:
+				skipped = append(skipped, fmt.Sprintf("%s (%s %s)", name, s.Type, s.In+s.Scheme))
 			}
-			skipped = append(skipped, fmt.Sprintf("%s (%s %s)", name, s.Type, s.In+s.Scheme))
+			if rank > bestRank {
+				best, bestRank, bestReq = name, rank, req
+			}
 		}
+	}
+	if best != "" {
+		s := im.doc.Components.SecuritySchemes[best].Value
+		secret := map[string]any{"envName": im.opts.EnvName, "name": envName(best)}
+		switch bestRank {
+		case 4:
+			spec["authorization"] = map[string]any{"kind": "bearer", "secretRef": secret}
+		case 3:
+			spec["authorization"] = map[string]any{"kind": "header", "headerName": s.Name, "secretRef": secret}
+		case 2:
+			conn := connName(best)
+			scopes := bestReq[best]
+			if scopes == nil {
+				scopes = []string{}
+			}
+			t.NeedsSpec = map[string]any{"connections": map[string]any{conn: map[string]any{"app": im.opts.Prefix, "permissions": scopes, "as": "person"}}}
+			spec["authorization"] = map[string]any{"kind": "connection", "connection": conn}
+		case 1:
+			// The secret holds the whole header value: "Basic " and the
+			// base64 of user:password.
+			spec["authorization"] = map[string]any{"kind": "header", "headerName": "Authorization", "secretRef": secret}
+			if !im.noted[best] {
+				im.noted[best] = true
+				im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("security scheme %s is HTTP basic auth: its tools send secret %s/%s as the whole Authorization value: store \"Basic \" followed by the base64 of user:password", best, im.opts.EnvName, envName(best)))
+			}
+		}
+		return
 	}
 	im.warn(method, path, op, "no supported security scheme ("+strings.Join(skipped, ", ")+"): the tool sends no credentials; add authorization by hand")
 }

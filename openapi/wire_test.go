@@ -135,3 +135,27 @@ type anySecret struct{}
 func (anySecret) ResolveSecret(context.Context, synth.SecretRef) (string, error) {
 	return "stand-in-secret-value", nil
 }
+
+// TestStripeFormOnTheWire: Stripe's create-customer sends its nested
+// members the way Stripe reads them: address[city]=…, metadata[k]=…,
+// expand[]=….
+func TestStripeFormOnTheWire(t *testing.T) {
+	up := toolstest.NewUpstream()
+	defer up.Close()
+	up.Script(toolstest.Response{Status: 200, JSON: json.RawMessage(`{"id":"cus_1","object":"customer"}`)})
+	tool := importOne(t, "stripe-customers.json", "PostCustomers", up)
+	cc := synth.CallContext{Secrets: auth.Map{"production/BEARERAUTH": "sk_test_123"}}
+	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"name":"Ann & Co","address":{"city":"Köln","line1":"Hauptstr. 1"},"metadata":{"order id":"6735"},"expand":["default_source"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := up.Requests()[0]
+	form, err := url.ParseQuery(string(r.Body))
+	if err != nil || form.Get("name") != "Ann & Co" || form.Get("address[city]") != "Köln" || form.Get("address[line1]") != "Hauptstr. 1" ||
+		form.Get("metadata[order id]") != "6735" || form.Get("expand[]") != "default_source" || len(form) != 5 {
+		t.Errorf("body %q read as %v (%v)", r.Body, form, err)
+	}
+	if r.Header.Get("Authorization") != "Bearer sk_test_123" || r.URL != "https://api.stripe.com/v1/customers" {
+		t.Errorf("%s %v", r.URL, r.Header)
+	}
+}
