@@ -262,3 +262,100 @@ func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatTheModelSees: descriptions in plain text and capped, ids at
+// most 64 characters with acronyms whole, unique.
+func TestWhatTheModelSees(t *testing.T) {
+	for in, want := range map[string]string{
+		"getPetById":                   "get-pet-by-id",
+		"GETSendMessage":               "get-send-message",
+		"listHTTPRoutes":               "list-http-routes",
+		"issues/list-for-repo":         "issues-list-for-repo",
+		"put_files_id#add_shared_link": "put-files-id-add-shared-link",
+		"S3GetObjectACL":               "s3-get-object-acl",
+	} {
+		if got := kebab(in, "", ""); got != want {
+			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := toolID("stripe", strings.Repeat("get-customers-customer-subscriptions-", 3))
+	if len(long) > maxIDLength || !strings.HasPrefix(long, "stripe.get-customers") {
+		t.Errorf("long id %q (%d)", long, len(long))
+	}
+	if toolID("stripe", strings.Repeat("a-", 40)+"x") == toolID("stripe", strings.Repeat("a-", 40)+"y") {
+		t.Error("two long ids collide")
+	}
+	html := `<p>Returns a <b>list</b> of your <a href="https://stripe.com/docs">customers</a>.</p><p>The customers are returned sorted by creation date, with the most recent customers appearing first &amp; more.</p>`
+	if got := plainText(html); got != "Returns a list of your customers.\n\nThe customers are returned sorted by creation date, with the most recent customers appearing first & more." {
+		t.Errorf("html: %q", got)
+	}
+	md := "## Heading\n\nSee [the guide](https://x.test/guide) for **details** and `code`.\n\n\n\n![img](https://x.test/i.png)"
+	if got := plainText(md); got != "Heading\n\nSee the guide for details and code.\n\nimg" {
+		t.Errorf("markdown: %q", got)
+	}
+	d := cut(strings.Repeat("A sentence of some length. ", 100), maxDescription)
+	if len(d) > maxDescription || !strings.HasSuffix(d, ".") {
+		t.Errorf("cut: %d bytes, ends %q", len(d), d[len(d)-10:])
+	}
+}
+
+// TestStylesHeadersAndBodies: path styles label and matrix, a required
+// header filled from the input, pipeDelimited warned, an allOf body merged.
+func TestStylesHeadersAndBodies(t *testing.T) {
+	doc := `openapi: 3.0.0
+info: {title: Styles, version: 1.0.0}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /a/{color}/{point}:
+    put:
+      operationId: put
+      parameters:
+        - {name: color, in: path, required: true, style: label, schema: {type: string}}
+        - {name: point, in: path, required: true, style: matrix, explode: true, schema: {type: array, items: {type: integer}}}
+        - {name: If-Match, in: header, required: true, schema: {type: string}}
+        - {name: ids, in: query, style: pipeDelimited, schema: {type: array, items: {type: string}}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              allOf:
+                - {type: object, required: [name], properties: {name: {type: string}}}
+                - {type: object, properties: {tags: {type: array, items: {type: string}}}}
+      responses: {"204": {description: ok}}
+`
+	res, err := Import([]byte(doc), Options{})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
+	}
+	var m struct {
+		Input struct {
+			Properties map[string]any
+			Required   []string
+		}
+		Spec struct {
+			URLTemplate string
+			Headers     []struct{ Name, Value string }
+		}
+	}
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if m.Spec.URLTemplate != "https://api.example.com/a/{.color}/{;point*}" {
+		t.Errorf("template %s", m.Spec.URLTemplate)
+	}
+	if len(m.Spec.Headers) != 1 || m.Spec.Headers[0].Name != "If-Match" || m.Spec.Headers[0].Value != "{if_match}" {
+		t.Errorf("headers %+v", m.Spec.Headers)
+	}
+	for _, k := range []string{"color", "point", "if_match", "name", "tags"} {
+		if m.Input.Properties[k] == nil {
+			t.Errorf("input has no %s: %v", k, m.Input.Properties)
+		}
+	}
+	if m.Input.Properties["ids"] != nil {
+		t.Error("the pipeDelimited parameter is an input")
+	}
+	if got := strings.Join(m.Input.Required, ","); got != "color,point,if_match,name" {
+		t.Errorf("required %s", got)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), `query parameter "ids" left out: its style pipeDelimited has no RFC 6570 form`) {
+		t.Errorf("warnings %v", res.Warnings)
+	}
+}

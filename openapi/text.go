@@ -54,7 +54,8 @@ func sentence(id string) string {
 
 var (
 	htmlTag    = regexp.MustCompile(`(?s)<[^>]*>`)
-	blockTag   = regexp.MustCompile(`(?i)<\s*(br|/p|/li|/div|/h[1-6]|/tr)\s*/?>`)
+	paraTag    = regexp.MustCompile(`(?i)<\s*(/p|/div|/h[1-6]|/table|/ul|/ol)\s*>`)
+	lineTag    = regexp.MustCompile(`(?i)<\s*(br|/li|/tr)\s*/?>`)
 	mdImage    = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
 	mdLink     = regexp.MustCompile(`\[([^\]]+)\]\([^)]*\)`)
 	mdEmphasis = regexp.MustCompile(`(\*\*|__)(.+?)(\*\*|__)`)
@@ -69,7 +70,8 @@ var (
 // paragraphs kept.
 func plainText(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = blockTag.ReplaceAllString(s, "\n")
+	s = paraTag.ReplaceAllString(s, "\n\n")
+	s = lineTag.ReplaceAllString(s, "\n")
 	s = htmlTag.ReplaceAllString(s, "")
 	s = html.UnescapeString(s)
 	s = mdImage.ReplaceAllString(s, "$1")
