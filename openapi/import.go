@@ -595,6 +595,30 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			if p.Explode == nil {
 				explode = style == "form" // form style explodes by default
 			}
+			if style == "deepObject" {
+				vars, dropped, why := im.deepObject(p, in)
+				if len(dropped) > 0 && why == "" {
+					im.warn(method, path, op, fmt.Sprintf("query parameter %q: %s left out: a deepObject nested in a deepObject, or a list of objects, has no agreed spelling", p.Name, strings.Join(dropped, ", ")))
+				}
+				if why != "" {
+					if p.Required {
+						return fmt.Errorf("skipped: required query parameter %q: %s", p.Name, why)
+					}
+					im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s", p.Name, why))
+					continue
+				}
+				for _, dv := range vars {
+					if _, clash := props[dv.name]; clash {
+						return fmt.Errorf("skipped: query parameter %q: its input name %q is taken", p.Name, dv.name)
+					}
+					props[dv.name] = dv.schema
+					if dv.required {
+						required = append(required, dv.name)
+					}
+					query = append(query, dv.template)
+				}
+				continue
+			}
 			if style != "form" {
 				why := fmt.Sprintf("its style %s has no RFC 6570 form", style)
 				if p.Required {
@@ -986,6 +1010,87 @@ func isObject(ref *openapi3.SchemaRef) bool {
 	return ref != nil && ref.Value != nil && ref.Value.Type != nil && ref.Value.Type.Is("object")
 }
 
+// A deepVar is one query variable a deepObject parameter becomes.
+type deepVar struct {
+	name     string // the input member and wire name, e.g. created[gte]
+	template string // its RFC 6570 variable, percent-encoded
+	schema   map[string]any
+	required bool
+}
+
+// deepObject spells a deepObject query parameter in RFC 6570 as far as it
+// can: each declared member of the object as its own variable named
+// name[member] (Stripe's created[gte]=…), an array as name[] exploded
+// (expand[]=a&expand[]=b), and a scalar alternative of an anyOf as the
+// plain name. An object with no declared members has no variable to name,
+// and why says so.
+func (im *importer) deepObject(p *openapi3.Parameter, in *converter) (vars []deepVar, dropped []string, why string) {
+	if p.Schema == nil || p.Schema.Value == nil {
+		return nil, nil, "style deepObject without a schema"
+	}
+	desc := plainText(p.Description)
+	branches := openapi3.SchemaRefs{p.Schema}
+	if v := p.Schema.Value; len(v.AnyOf)+len(v.OneOf) > 0 {
+		branches = append(append(openapi3.SchemaRefs{}, v.AnyOf...), v.OneOf...)
+	}
+	var scalars openapi3.SchemaRefs
+	for _, b := range branches {
+		if b == nil || b.Value == nil {
+			continue
+		}
+		switch {
+		case isArray(b):
+			if b.Value.Items == nil || !isScalar(b.Value.Items) {
+				dropped = append(dropped, p.Name+"[]") // a list of objects has no agreed spelling
+				continue
+			}
+			sch := in.inline(b, 0)
+			sch["description"] = strings.TrimSpace(desc + " (sent as " + p.Name + "[]=… for each item)")
+			vars = append(vars, deepVar{name: p.Name + "[]", template: templateName(p.Name+"[]") + "*", schema: sch, required: p.Required})
+		case isObject(b) || len(b.Value.Properties) > 0:
+			if len(b.Value.Properties) == 0 {
+				continue
+			}
+			req := map[string]bool{}
+			for _, r := range b.Value.Required {
+				req[r] = true
+			}
+			for _, m := range sortedKeys(b.Value.Properties) {
+				mv := b.Value.Properties[m]
+				if !isScalar(mv) {
+					dropped = append(dropped, p.Name+"["+m+"]") // nested: no agreed spelling
+					continue
+				}
+				sch := in.inline(mv, 0)
+				d, _ := sch["description"].(string)
+				sch["description"] = strings.TrimSpace(strings.TrimSpace(d+" "+desc) + " (sent as " + p.Name + "[" + m + "])")
+				vars = append(vars, deepVar{name: p.Name + "[" + m + "]", template: templateName(p.Name + "[" + m + "]"), schema: sch, required: p.Required && req[m] && len(branches) == 1})
+			}
+		default:
+			scalars = append(scalars, b)
+		}
+	}
+	if len(scalars) > 0 {
+		// The scalar alternatives (an integer, or an enum of words) are
+		// one plain variable.
+		sch := map[string]any{"anyOf": in.inlineAll(scalars, 0)}
+		if len(scalars) == 1 {
+			sch = in.inline(scalars[0], 0)
+		}
+		if desc != "" {
+			sch["description"] = desc
+		}
+		vars = append(vars, deepVar{name: p.Name, template: templateName(p.Name), schema: sch, required: p.Required && len(vars) == 0})
+	}
+	if len(vars) == 0 && len(dropped) > 0 {
+		return nil, nil, strings.Join(dropped, ", ") + " has no agreed deepObject spelling (a list of objects, or an object nested in one)"
+	}
+	if len(vars) == 0 {
+		return nil, nil, "its style deepObject names no members, so RFC 6570 has no variable for them"
+	}
+	return vars, dropped, ""
+}
+
 // templateName spells a parameter's name as an RFC 6570 variable: letters,
 // digits and _ as they are, anything else percent-encoded (max-keys →
 // max%2Dkeys, $filter → %24filter, assignee.any → assignee%2Eany).
@@ -1000,6 +1105,24 @@ func templateName(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// isScalar: a schema whose every value is a string, number, boolean or
+// null, which one RFC 6570 variable spells as one value.
+func isScalar(ref *openapi3.SchemaRef) bool {
+	if ref == nil || ref.Value == nil {
+		return false
+	}
+	v := ref.Value
+	if isObject(ref) || isArray(ref) || len(v.Properties) > 0 || v.Items != nil || len(v.AllOf) > 0 {
+		return false
+	}
+	for _, b := range append(append(openapi3.SchemaRefs{}, v.AnyOf...), v.OneOf...) {
+		if !isScalar(b) {
+			return false
+		}
+	}
+	return true
 }
 
 func isArray(ref *openapi3.SchemaRef) bool {

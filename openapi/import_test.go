@@ -359,3 +359,65 @@ paths:
 		t.Errorf("warnings %v", res.Warnings)
 	}
 }
+
+// TestDeepObjectQuery: a deepObject parameter becomes one variable per
+// declared scalar member, name[] for a list of scalars, and one plain
+// variable for its scalar alternatives; nested members and lists of
+// objects are warned, an object without members is left out.
+func TestDeepObjectQuery(t *testing.T) {
+	doc := `openapi: 3.0.0
+info: {title: Deep, version: 1.0.0}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /invoices:
+    get:
+      operationId: list
+      parameters:
+        - name: anchor
+          in: query
+          style: deepObject
+          schema: {anyOf: [{type: string, enum: [now, unchanged]}, {type: integer}]}
+        - name: details
+          in: query
+          style: deepObject
+          schema:
+            type: object
+            properties:
+              tax: {type: string}
+              address: {type: object, properties: {city: {type: string}}}
+        - name: items
+          in: query
+          style: deepObject
+          schema: {type: array, items: {type: object, properties: {price: {type: string}}}}
+        - name: metadata
+          in: query
+          style: deepObject
+          schema: {type: object, additionalProperties: {type: string}}
+      responses: {"200": {description: ok}}
+`
+	res, err := Import([]byte(doc), Options{})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
+	}
+	var m struct {
+		Input struct{ Properties map[string]any }
+		Spec  struct{ URLTemplate string }
+	}
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if m.Spec.URLTemplate != "https://api.example.com/invoices{?anchor,details%5Btax%5D}" {
+		t.Errorf("template %s", m.Spec.URLTemplate)
+	}
+	if len(m.Input.Properties) != 2 || m.Input.Properties["anchor"] == nil || m.Input.Properties["details[tax]"] == nil {
+		t.Errorf("input %v", m.Input.Properties)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{
+		`query parameter "details": details[address] left out`,
+		`query parameter "items" left out: items[] has no agreed deepObject spelling`,
+		`query parameter "metadata" left out: its style deepObject names no members`,
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %q in\n%s", want, w)
+		}
+	}
+}

@@ -159,3 +159,30 @@ func TestStripeFormOnTheWire(t *testing.T) {
 		t.Errorf("%s %v", r.URL, r.Header)
 	}
 }
+
+// TestStripeDeepObjectQueryOnTheWire: Stripe's deepObject filters go out
+// as created[gte]=…&created[lt]=… and expand[]=… (issue 13: they went out
+// comma-joined), read back by a standard query parser.
+func TestStripeDeepObjectQueryOnTheWire(t *testing.T) {
+	up := toolstest.NewUpstream()
+	defer up.Close()
+	up.Script(toolstest.Response{Status: 200, JSON: json.RawMessage(`{"object":"list","data":[]}`)})
+	tool := importOne(t, "stripe-customers.json", "GetCustomers", up)
+	cc := synth.CallContext{Secrets: auth.Map{"production/BEARERAUTH": "sk_test_123"}}
+	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"created[gte]":1700000000,"created[lt]":1710000000,"expand[]":["data.default_source","data.tax"],"limit":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(up.Requests()[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	if q.Get("created[gte]") != "1700000000" || q.Get("created[lt]") != "1710000000" || q.Get("limit") != "3" ||
+		strings.Join(q["expand[]"], ",") != "data.default_source,data.tax" || len(q) != 4 {
+		t.Errorf("query %q read as %v", u.RawQuery, q)
+	}
+	if u.Path != "/v1/customers" {
+		t.Errorf("path %s", u.Path)
+	}
+}
