@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 
@@ -22,6 +23,8 @@ import (
 //
 // A connection tool needs no connection source to be described: without
 // one, the token is a stand-in, printed as $HTTPTOOLS_TOKEN_<CONNECTION>.
+// Likewise a secret that is not set is a stand-in, printed as its
+// $HTTPTOOLS_SECRET_… variable.
 func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
 	if a := h.spec.Authorization; a != nil && a.Kind == AuthConnection && call.Context.Connections == nil {
 		c := *call
@@ -29,6 +32,13 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 		if c.Context.Person == "" {
 			c.Context.Person = "the-run's-person" // a person's connection: whoever runs it
 		}
+		call = &c
+	}
+	if a := h.spec.Authorization; a != nil && a.SecretRef != nil {
+		// A secret not set is described all the same: the request shows
+		// it as its variable, never as a value.
+		c := *call
+		c.Context.Secrets = standInSecret{c.Context.Secrets}
 		call = &c
 	}
 	r, err := h.prepare(ctx, call, "")
@@ -87,6 +97,20 @@ type standIn struct{}
 
 func (standIn) AccessToken(_ context.Context, req synth.ConnectionRequest) (string, error) {
 	return "dry-run-token-of-" + req.Name, nil
+}
+
+// standInSecret resolves a secret that is not set to a stand-in, so that
+// a dry run describes the request without it (as its shell variable).
+type standInSecret struct{ next synth.SecretResolver }
+
+func (s standInSecret) ResolveSecret(ctx context.Context, ref synth.SecretRef) (string, error) {
+	if s.next != nil {
+		v, err := s.next.ResolveSecret(ctx, ref)
+		if !errors.Is(err, synth.ErrSecretNotFound) {
+			return v, err
+		}
+	}
+	return "dry-run-secret-" + ref.Name, nil
 }
 
 func isJSONType(ct string) bool {

@@ -47,13 +47,33 @@ func (r *Report) Counts() (passed, failed int) {
 	return
 }
 
+// ErrNoCases: a run found no case to run.
+var ErrNoCases = errors.New("no case to run")
+
 // Run runs every NAME.cases.json below dir against NAME.json beside it, each
 // case against a fresh script of an in-process fake upstream: no network, no
-// real secrets. A manifest or cases file that does not load is a failing
-// result naming its problems.
+// real secrets. dir may also name one manifest (its NAME.cases.json is run)
+// or one cases file. Finding no case is an error wrapping ErrNoCases. A
+// manifest or cases file that does not load is a failing result naming its
+// problems.
 func Run(dir string) (*Report, error) {
 	var files []string
+	one := false
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		one = true
+		cases := dir
+		if !strings.HasSuffix(dir, ".cases.json") {
+			cases = strings.TrimSuffix(dir, ".json") + ".cases.json"
+		}
+		if _, err := os.Stat(cases); err != nil {
+			return nil, fmt.Errorf("%s: %w: it has no cases file beside it (%s); see docs/authoring.md", dir, ErrNoCases, filepath.Base(cases))
+		}
+		files = []string{cases}
+	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if one {
+			return filepath.SkipAll
+		}
 		if err != nil {
 			return err
 		}
@@ -64,6 +84,9 @@ func Run(dir string) (*Report, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w: no NAME.cases.json below it (each beside its NAME.json; see docs/authoring.md)", dir, ErrNoCases)
 	}
 	sort.Strings(files)
 	up := NewUpstream()
@@ -145,7 +168,7 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 		fails = append(fails, "the call failed: "+describe(err))
 	case c.Output != nil:
 		if d := jsonDiff(c.Output, res.Output); d != "" {
-			fails = append(fails, "output differs (- want, + got):\n"+d)
+			fails = append(fails, "output differs (- expected, + got):\n"+d)
 		}
 	}
 	return fails
@@ -162,16 +185,16 @@ func describe(err error) string {
 func checkRequest(want *WantRequest, got Recorded) []string {
 	var fails []string
 	if want.Method != "" && want.Method != got.Method {
-		fails = append(fails, fmt.Sprintf("method: want %s, got %s", want.Method, got.Method))
+		fails = append(fails, fmt.Sprintf("method: expected %s, got %s", want.Method, got.Method))
 	}
 	if want.URL != "" && want.URL != got.URL {
-		fails = append(fails, fmt.Sprintf("url:\n- %s\n+ %s", want.URL, got.URL))
+		fails = append(fails, fmt.Sprintf("url differs (- expected, + got):\n- %s\n+ %s", want.URL, got.URL))
 	}
 	for k, v := range sortedMap(want.Headers) {
 		if g, ok := got.Header[http.CanonicalHeaderKey(k)]; !ok {
-			fails = append(fails, fmt.Sprintf("header %s: want %q, not sent", k, v))
+			fails = append(fails, fmt.Sprintf("header %s: expected %q, not sent", k, v))
 		} else if g[0] != v {
-			fails = append(fails, fmt.Sprintf("header %s: want %q, got %q", k, v, g[0]))
+			fails = append(fails, fmt.Sprintf("header %s: expected %q, got %q", k, v, g[0]))
 		}
 	}
 	for _, k := range want.AbsentHeaders {
@@ -184,10 +207,10 @@ func checkRequest(want *WantRequest, got Recorded) []string {
 		if !json.Valid(got.Body) {
 			fails = append(fails, fmt.Sprintf("body: want JSON, got %q", got.Body))
 		} else if d := jsonDiff(want.JSON, got.Body); d != "" {
-			fails = append(fails, "body differs (- want, + got):\n"+d)
+			fails = append(fails, "body differs (- expected, + got):\n"+d)
 		}
 	case want.Text != nil && *want.Text != string(got.Body):
-		fails = append(fails, fmt.Sprintf("body:\n- %q\n+ %q", *want.Text, got.Body))
+		fails = append(fails, fmt.Sprintf("body differs (- expected, + got):\n- %q\n+ %q", *want.Text, got.Body))
 	case want.NoBody && len(got.Body) > 0:
 		fails = append(fails, fmt.Sprintf("body: want none, got %q", got.Body))
 	}

@@ -52,10 +52,10 @@ func TestRunReportsDiffs(t *testing.T) {
 	}
 	all := strings.Join(rep.Results[0].Failures, "\n")
 	for _, want := range []string{
-		"method: want PUT, got POST",
+		"method: expected PUT, got POST",
 		"- https://api.example.com/things/b\n+ https://api.example.com/things/a",
-		`header X-Api-Key: want "k2", got "k1"`,
-		`header X-Missing: want "m", not sent`,
+		`header X-Api-Key: expected "k2", got "k1"`,
+		`header X-Missing: expected "m", not sent`,
 		`header X-Trace: must not be sent, got "t-a"`,
 		"-   \"n\": 3\n+   \"n\": 2",
 		"-   \"ok\": false\n+   \"ok\": true",

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,22 +27,28 @@ import (
 // In an invoke body, such a fault under "input" is the input's:
 // input-validation-failed with the pointer into the input.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	_, ok := s.readJSONBody(w, r, v)
+	return ok
+}
+
+// readJSONBody is readJSON also returning the body read.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, "request-too-large", "", fmt.Sprintf("the body is over the %d-byte limit", s.cfg.MaxInputBytes))
-			return false
+			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "bad-request", "", "cannot read the body")
-		return false
+		return nil, false
 	}
 	if err := jsoncheck.Check(body, jsoncheck.MaxDocumentDepth); err != nil {
 		var je *jsoncheck.Error
 		errors.As(err, &je)
 		if je.Kind == jsoncheck.Syntax {
 			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("malformed JSON at byte %d: %s", je.Offset, je.Detail()))
-			return false
+			return nil, false
 		}
 		if in, ok := strings.CutPrefix(je.At(), "/input"); ok && (in == "" || in[0] == '/') && r.PathValue("id") != "" {
 			where := in
@@ -53,10 +60,10 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 				Code: string(synth.CodeInputValidationFailed), Reason: synth.ReasonInputInvalid, Message: msg,
 				Details: map[string]any{"violations": []synth.Violation{{Pointer: in, Message: err.Error()}}},
 			}})
-			return false
+			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, "the body "+err.Error())
-		return false
+		return nil, false
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
@@ -66,9 +73,9 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		default:
 			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", err.Error())
 		}
-		return false
+		return nil, false
 	}
-	return true
+	return body, true
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
@@ -168,10 +175,18 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		Input   json.RawMessage `json:"input"`
 		Context CallContext     `json:"context"`
 	}
-	if !s.readJSON(w, r, &req) {
+	body, ok := s.readJSONBody(w, r, &req)
+	if !ok {
 		return
 	}
 	if req.Input == nil {
+		if stray := strayMembers(body); len(stray) > 0 {
+			// The tool's input sent bare, not under "input".
+			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
+				`the body has no "input" member but has %s, which an invoke body does not take: wrap the tool's input, {"input": {%q: …}} (an invoke body is {"input": {…}, "context": {…}})`,
+				quoteList(stray), stray[0]))
+			return
+		}
 		req.Input = json.RawMessage(`{}`)
 	}
 	var refused string
@@ -222,6 +237,34 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, outputHead)
 	w.Write(res.Output)
 	w.Write(tail)
+}
+
+// strayMembers lists the members of an invoke body other than input and
+// context, in their order.
+func strayMembers(body []byte) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		if k != "input" && k != "context" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 func secretRef(r *http.Request) synth.SecretRef {

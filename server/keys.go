@@ -88,6 +88,7 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
 			return
 		}
+		noteIdentity(r.Context(), k)
 		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, k)))
 	})
 }

@@ -47,9 +47,16 @@ type Config struct {
 	Manager  *connections.Manager
 	Apps     connections.Apps
 	ToolsDir string
-	Loader   *synth.Loader
-	Logger   *slog.Logger
-	Metrics  *Metrics
+	// Tools, when set, is the first tool set, loaded from ToolsDir by the
+	// caller (LoadTools); Reload reads ToolsDir again.
+	Tools  *Toolset
+	Loader *synth.Loader
+	Logger *slog.Logger
+	// AccessLogger, when set, gets one record per request (method, route
+	// pattern, status, tenant, key id, error code, duration; never a key
+	// or a body). nil: no access log.
+	AccessLogger *slog.Logger
+	Metrics      *Metrics
 	// MaxInputBytes caps request bodies; 0 means 1 MiB.
 	MaxInputBytes int64
 	// EnvSecretsTenant may also read secrets from HTTPTOOLS_SECRET_*
@@ -124,7 +131,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Manager != nil && cfg.Manager.OnRefresh == nil {
 		cfg.Manager.OnRefresh = cfg.Metrics.Refreshed
 	}
-	if err := s.Reload(); err != nil {
+	if cfg.Tools != nil {
+		s.tools.Store(cfg.Tools)
+	} else if err := s.Reload(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -219,7 +228,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})
-	return traceContext(mux)
+	return traceContext(s.accessLog(mux))
 }
 
 // traceContext puts the trace context a request carries (W3C traceparent,

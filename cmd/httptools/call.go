@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +22,8 @@ import (
 // secretFlags collects repeated --secret env/name=value flags.
 type secretFlags map[string]string
 
+func (s secretFlags) list() {}
+
 func (s secretFlags) String() string { return fmt.Sprintf("%d secrets", len(s)) }
 
 func (s secretFlags) Set(v string) error {
@@ -36,8 +37,10 @@ func (s secretFlags) Set(v string) error {
 }
 
 func call(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("call", "call MANIFEST [--input JSON|@file] [--secret env/name=value]… [--person ID] [--allow-cidr CIDR]… [--dry-run [--format curl|json]]",
+		`Run one call of the tool MANIFEST and print its output JSON; on a tool error, print {"error":{…}} on stderr and exit 1.
+--dry-run prints the request it would send and sends nothing: secrets (set or not) appear as $HTTPTOOLS_SECRET_… variables,
+an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata addresses are refused unless --allow-cidr opens them.`)
 	input := fs.String("input", "{}", "the tool input: JSON, or @file to read it from a file")
 	person := fs.String("person", "", "the person the call acts for")
 	dryRun := fs.Bool("dry-run", false, "print the request as a curl command line (secrets as $HTTPTOOLS_SECRET_… variables) and send nothing")
@@ -46,9 +49,9 @@ func call(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&allow, "allow-cidr", "let the call reach this range despite the SSRF guard, e.g. 127.0.0.0/8 for a local upstream (repeatable)")
 	secrets := secretFlags{}
 	fs.Var(secrets, "secret", "a secret as env/name=value (repeatable); HTTPTOOLS_SECRET_<ENV>_<NAME> is read too")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, rc, ok := fs.parse(args, stdout, stderr)
+	if !ok {
+		return rc
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "httptools call: name exactly one manifest")
@@ -140,6 +143,8 @@ type cidrFlags []netip.Prefix
 
 func (c *cidrFlags) String() string { return fmt.Sprint(*c) }
 
+func (c *cidrFlags) list() {} // a comma-separated variable sets several
+
 func (c *cidrFlags) Set(v string) error {
 	p, err := netip.ParsePrefix(v)
 	if err != nil {
@@ -147,24 +152,4 @@ func (c *cidrFlags) Set(v string) error {
 	}
 	*c = append(*c, p.Masked())
 	return nil
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments (httptools call MANIFEST --input …).
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

@@ -82,7 +82,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var listenLine = regexp.MustCompile(`tools on (http://[0-9.:]+)`)
+var listenLine = regexp.MustCompile(`REST +(http://[0-9.:]+)/v1/tools`)
 
 func startServe(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,21 +14,28 @@ import (
 // importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
 // [--prefix P] [--server URL] [--env-name E].
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "openapi" {
-		fmt.Fprintln(stderr, "usage: httptools import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL]")
-		return 2
-	}
-	fs := flag.NewFlagSet("import openapi", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs]",
+		`Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into manifests: printed as a JSON
+array, or one NAME.json per tool with --out. What could not be imported is a warning on stderr; the import ends with
+"N operations: M imported, K skipped (reasons: …)".`)
 	ops := fs.String("operations", "", "comma-separated operationIds to import (default: all)")
 	out := fs.String("out", "", "write one NAME.json per tool into this folder (default: print a JSON array)")
 	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host, else the title)")
 	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
 	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
 	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
+	if len(args) > 0 && wantsHelp(args[:1]) {
+		fs.help(stdout)
+		return 0
+	}
+	if len(args) == 0 || args[0] != "openapi" {
+		fmt.Fprintln(stderr, "httptools import: the one kind of document is openapi")
+		fs.help(stderr)
 		return 2
+	}
+	pos, rc, ok := fs.parse(args[1:], stdout, stderr)
+	if !ok {
+		return rc
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "httptools import openapi: name one OpenAPI file (JSON or YAML)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -38,6 +39,7 @@ type serviceFlags struct {
 	maxInflight, tenantBytes                    sizeFlag
 	tenantMax, connsPerHost                     int
 	tenantLimits                                tenantLimitFlags
+	noAccessLog                                 bool
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
@@ -48,6 +50,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
 	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	f.maxInflight = sizeFlag(budget.DefaultSize())
 	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
@@ -55,6 +58,15 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
+}
+
+// accessLogger is the access log's logger: the service's, unless
+// --access-log=false.
+func (f *serviceFlags) accessLogger(log *slog.Logger) *slog.Logger {
+	if f.noAccessLog {
+		return nil
+	}
+	return log
 }
 
 func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
@@ -83,11 +95,97 @@ func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQL
 	return sqlstore.Open(ctx, dsn, keys)
 }
 
-// build assembles the service from flags.
-func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger) (*server.Server, *sqlstore.SQLStore, error) {
+// A plan is what the flags ask for, checked before anything is opened,
+// listened on or created: the apps, the loader and every tool.
+type plan struct {
+	apps   connections.Apps
+	oidc   string
+	mem    *budget.Budget
+	loader *synth.Loader
+	tools  *server.Toolset
+}
+
+// errNoTools names the flag a newcomer forgets.
+var errNoTools = errors.New("name the manifests folder with --tools DIR (try fixtures/tools)")
+
+// check reads apps.json and loads every manifest of --tools; an error names
+// the flag at fault and nothing has been created.
+func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	if f.tools == "" {
-		return nil, nil, errors.New("name the manifests folder with --tools DIR (try fixtures/tools)")
+		return nil, errNoTools
 	}
+	if fi, err := os.Stat(f.tools); err != nil {
+		return nil, fmt.Errorf("--tools %s: %w", f.tools, unwrapPath(err))
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("--tools %s: not a folder; name the folder that holds the manifests", f.tools)
+	}
+	p := &plan{}
+	var err error
+	if f.apps != "" {
+		if p.apps, err = connections.LoadApps(f.apps); err != nil {
+			return nil, fmt.Errorf("--apps %w", err)
+		}
+	}
+	reg := &synth.Registry{}
+	p.mem = budget.New(int64(f.maxInflight))
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
+		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
+	})))
+	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}}
+	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
+		var le *server.LoadError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("--tools %s: %w", f.tools, unwrapPath(err))
+	}
+	if len(p.tools.IDs()) == 0 {
+		return nil, fmt.Errorf("--tools %s: no manifest (*.json) below it; write one (see docs/authoring.md) or name another folder", f.tools)
+	}
+	return p, nil
+}
+
+// loadFailed prints why the tools could not be loaded: each problem of a
+// manifest on its line, or the error naming the flag.
+func loadFailed(stderr io.Writer, cmd, dir string, err error) int {
+	var le *server.LoadError
+	if errors.As(err, &le) {
+		for _, l := range le.Lines {
+			fmt.Fprintln(stderr, l)
+		}
+		fmt.Fprintf(stderr, "httptools %s: --tools %s: %d problems; nothing was started\n", cmd, dir, len(le.Lines))
+		return 1
+	}
+	fmt.Fprintf(stderr, "httptools %s: %v; nothing was started\n", cmd, err)
+	return 1
+}
+
+// unwrapOp drops a *net.OpError's repeat of the address.
+func unwrapOp(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		var se *os.SyscallError
+		if errors.As(oe.Err, &se) {
+			return se.Err
+		}
+		return oe.Err
+	}
+	return err
+}
+
+// unwrapPath drops the *fs.PathError's own copy of the path the message
+// already names.
+func unwrapPath(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// build opens the store and assembles the service from a checked plan.
+func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slog.Logger) (*server.Server, *sqlstore.SQLStore, error) {
 	store, err := openStore(ctx, f.db, log)
 	if err != nil {
 		return nil, nil, err
@@ -97,18 +195,13 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 		store.Close()
 		return nil, nil, fmt.Errorf("store %s: %w", f.db, err)
 	}
-	var apps connections.Apps
 	var mgr *connections.Manager
 	public := strings.TrimRight(f.publicURL, "/")
 	if public == "" {
 		public = "http://" + addr
 	}
-	if f.apps != "" {
-		if apps, err = connections.LoadApps(f.apps); err != nil {
-			store.Close()
-			return nil, nil, err
-		}
-		mgr = &connections.Manager{Connections: store, States: store, Apps: apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
+	if p.apps != nil {
+		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
 	}
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
@@ -117,31 +210,25 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 			return nil, nil, fmt.Errorf("--oidc %w", err)
 		}
 	}
-	reg := &synth.Registry{}
-	mem := budget.New(int64(f.maxInflight))
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The garbage collector works to the budget too: the heap stays
 		// near what calls hold instead of doubling it before each cycle.
-		debug.SetMemoryLimit(mem.Size() + memLimitMargin)
+		debug.SetMemoryLimit(p.mem.Size() + memLimitMargin)
 		if os.Getenv("GOGC") == "" {
 			// With that limit in place, a service whose live heap is a
 			// few MiB need not collect every few MiB allocated.
 			debug.SetGCPercent(serveGCPercent)
 		}
 	}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
-		Budget: mem, MaxConnsPerHost: f.connsPerHost,
-	})))
 	envTenant := ""
 	if strings.HasPrefix(f.db, "sqlite:") {
 		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
 	}
 	srv, err := server.New(server.Config{
-		Store: store, Keys: keys, Manager: mgr, Apps: apps, ToolsDir: f.tools, Logger: log,
-		Loader:           &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}},
+		Store: store, Keys: keys, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
-		Budget: mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
+		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
 	})
 	if err != nil {
 		store.Close()
@@ -151,25 +238,37 @@ func (f *serviceFlags) build(ctx context.Context, addr string, log *slog.Logger)
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("serve", "serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…] [flags]",
+		`Serve every tool of DIR over REST (/v1/…), MCP (/mcp) and a web console (/ui, on by default on a loopback address) to
+the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.`).fromEnv()
 	var f serviceFlags
-	f.register(fs)
+	f.register(fs.FlagSet)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
-	if err := fs.Parse(args); err != nil {
+	pos, rc, ok := fs.parse(args, stdout, stderr)
+	if !ok {
+		return rc
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "httptools serve: unexpected argument %q (the tools folder is --tools %s)\n", pos[0], pos[0])
 		return 2
 	}
 	logs := newLogWriter(stderr, 200*time.Millisecond)
 	defer logs.Close()
 	log := f.logger(logs)
 	ctx := context.Background()
-	// Listen first: with --addr 127.0.0.1:0 the default public URL (and so
+	// The tools first: a problem with --tools creates nothing and holds no
+	// port.
+	p, err := f.check(log)
+	if err != nil {
+		return loadFailed(stderr, "serve", f.tools, err)
+	}
+	// Then listen: with --addr 127.0.0.1:0 the default public URL (and so
 	// the OAuth redirect) must name the port really bound.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "httptools serve:", err)
+		fmt.Fprintf(stderr, "httptools serve: --addr %s: %v (pick another address with --addr)\n", *addr, unwrapOp(err))
 		return 1
 	}
 	defer ln.Close()
@@ -185,30 +284,25 @@ func serve(args []string, stdout, stderr io.Writer) int {
 			log.Warn("spans not exported before stopping", "error", err.Error())
 		}
 	}()
-	srv, store, err := f.build(ctx, ln.Addr().String(), log)
+	srv, store, err := f.build(ctx, p, ln.Addr().String(), log)
 	if err != nil {
-		var le *server.LoadError
-		if errors.As(err, &le) {
-			for _, l := range le.Lines {
-				fmt.Fprintln(stderr, l)
-			}
-			fmt.Fprintf(stderr, "httptools serve: %d problems in %s; nothing was started\n", len(le.Lines), f.tools)
-			return 1
-		}
 		fmt.Fprintln(stderr, "httptools serve:", err)
 		return 1
 	}
 	defer store.Close()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "httptools %s: %d tools from %s\n", fetch.Version, len(srv.Tools().IDs()), f.tools)
+	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
+	fmt.Fprintf(stdout, "  MCP   %s/mcp\n", base)
 	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
 		if key, err := localKey(ctx, srv.Keys(), path+".local-api-key"); err == nil {
-			fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
 			fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)
-			fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' http://%s/v1/tools\n", key, ln.Addr())
+			fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' %s/v1/tools\n", key, base)
 		} else {
 			log.Warn("no local API key", "error", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "httptools %s: %d tools on http://%s (create keys with httptools keys create --tenant T --db …)\n", fetch.Version, len(srv.Tools().IDs()), ln.Addr())
+		fmt.Fprintln(stdout, "create API keys with: httptools keys create --tenant T --db …")
 	}
 	if *pprofAddr != "" {
 		go func() {
@@ -262,6 +356,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// isSet: the flag was given on the command line.
+func isSet(c *command, name string) bool {
+	set := false
+	c.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // localKey returns the local tenant's API key, creating it (and a 0600 file
 // beside the database holding it) on first start.
 func localKey(ctx context.Context, store server.KeyStore, file string) (string, error) {
@@ -284,14 +385,27 @@ func localKey(ctx context.Context, store server.KeyStore, file string) (string, 
 func keys(args []string, stdout, stderr io.Writer) int {
 	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--db …]\n" +
 		"       httptools keys list [--tenant T] [--db …]\n" +
-		"       httptools keys revoke ID [--db …]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
+		"       httptools keys revoke ID [--db …]\n\n" +
+		"Create (printing the key once), list or revoke the API keys of the store; the database is HTTPTOOLS_DB when set."
+	if len(args) == 0 || wantsHelp(args[:1]) {
+		if len(args) == 0 {
+			fmt.Fprintln(stderr, usage)
+			return 2
+		}
+		fmt.Fprintln(stdout, usage)
+		return 0
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("keys "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	synopsis := map[string]string{
+		"create": "keys create --tenant T [--role admin|service|person] [--person ID] [--db …]",
+		"list":   "keys list [--tenant T] [--db …]",
+		"revoke": "keys revoke ID [--db …]",
+	}[verb]
+	if synopsis == "" {
+		fmt.Fprintf(stderr, "httptools keys: no command %q\n%s\n", verb, usage)
+		return 2
+	}
+	fs := newCommand("keys "+verb, synopsis, "")
 	tenant := fs.String("tenant", "", "the tenant")
 	role := fs.String("role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 	person := fs.String("person", "", "the person of a person key")
@@ -301,11 +415,17 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	if verb == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		id, rest = rest[0], rest[1:]
 	}
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	pos, rc, ok := fs.parse(rest, stdout, stderr)
+	if !ok {
+		return rc
 	}
-	if verb == "revoke" && id == "" && fs.NArg() > 0 {
-		id = fs.Arg(0)
+	if !isSet(fs, "db") {
+		if v := os.Getenv("HTTPTOOLS_DB"); v != "" {
+			*db = v
+		}
+	}
+	if verb == "revoke" && id == "" && len(pos) > 0 {
+		id = pos[0]
 	}
 	switch {
 	case verb == "create" && *tenant == "":
@@ -372,15 +492,20 @@ func keys(args []string, stdout, stderr io.Writer) int {
 }
 
 func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--db …] [flags]",
+		`Serve the tools over MCP on stdin/stdout, as tenant local (for desktop clients: Claude Desktop, Cursor, VS Code).
+The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR and tells the client.`).fromEnv()
 	var f serviceFlags
-	f.register(fs)
+	f.register(fs.FlagSet)
 	person := fs.String("person", "", "the person calls act for")
 	f.db = "" // the state directory, not the working folder: see stateDB
 	fs.Lookup("db").DefValue = "sqlite:$XDG_STATE_HOME/httptools/httptools.db"
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, rc, ok := fs.parse(args, stdout, stderr); !ok {
+		return rc
+	}
+	p, err := f.check(f.logger(stderr))
+	if err != nil {
+		return loadFailed(stderr, "mcp", f.tools, err)
 	}
 	if f.db == "" {
 		db, err := stateDB()
@@ -403,13 +528,8 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer cancel()
 		stopTracing(sctx)
 	}()
-	srv, store, err := f.build(ctx, "127.0.0.1:8080", log)
+	srv, store, err := f.build(ctx, p, "127.0.0.1:8080", log)
 	if err != nil {
-		var le *server.LoadError
-		if errors.As(err, &le) {
-			fmt.Fprintln(stderr, le.Error())
-			return 1
-		}
 		fmt.Fprintln(stderr, "httptools mcp:", err)
 		return 1
 	}
@@ -487,6 +607,8 @@ func (s *sizeFlag) Set(v string) error {
 
 // tenantLimitFlags collects --tenant-limit TENANT=N.
 type tenantLimitFlags struct{ m map[string]int }
+
+func (t *tenantLimitFlags) list() {}
 
 func (t *tenantLimitFlags) String() string { return fmt.Sprint(t.m) }
 

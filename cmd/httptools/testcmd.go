@@ -10,7 +10,18 @@ import (
 
 // testCases runs every *.cases.json below the folders given (default ".")
 // against an in-process fake upstream and prints N passed, N failed.
+const testHelp = `usage: httptools test [DIR|MANIFEST]…
+
+Run every NAME.cases.json beside its NAME.json against an in-process fake upstream (no network): the exact request,
+then the output or error. Prints each failing case with a diff (- expected, + got) and ends with "N passed, N failed";
+exit 1 on any failure, and 2 when there is no case to run.
+`
+
 func testCases(args []string, stdout, stderr io.Writer) int {
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, testHelp)
+		return 0
+	}
 	if len(args) == 0 {
 		args = []string{"."}
 	}
@@ -19,7 +30,7 @@ func testCases(args []string, stdout, stderr io.Writer) int {
 		rep, err := toolstest.Run(dir)
 		if err != nil {
 			fmt.Fprintln(stderr, "httptools test:", err)
-			return 2
+			return 2 // nothing to run is not a pass
 		}
 		for _, r := range rep.Results {
 			if r.Passed() {

@@ -11,7 +11,18 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
+const validateHelp = `usage: httptools validate PATH…
+
+Check manifests: files, or folders searched for *.json (*.cases.json, the test cases, are skipped). Prints
+"file: field.path: message" per error and "file: warning: field.path: message" per warning; exit 1 on any error.
+Editors can check and complete manifests from the schema of the format: add "$schema" to a manifest (see the README).
+`
+
 func validate(args []string, stdout, stderr io.Writer) int {
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, validateHelp)
+		return 0
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "httptools validate: name at least one manifest or folder")
 		return 2

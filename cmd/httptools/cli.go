@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// A command is one subcommand's flags and help: -h, -help and --help print
+// the help on stdout and exit 0; a bad flag prints the error and the help
+// on stderr and exits 2.
+type command struct {
+	*flag.FlagSet
+	name     string // "keys create"
+	synopsis string // what follows "httptools " in the usage line
+	about    string // a paragraph under it
+	env      bool   // flags may also come from HTTPTOOLS_<FLAG> variables
+	getenv   func(string) string
+}
+
+func newCommand(name, synopsis, about string) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the errors are printed by parse, with the help
+	fs.Usage = func() {}
+	return &command{FlagSet: fs, name: name, synopsis: synopsis, about: about, getenv: os.Getenv}
+}
+
+// fromEnv lets every flag of c be set by its variable, HTTPTOOLS_ and the
+// flag's name in capitals with - as _ (--public-url: HTTPTOOLS_PUBLIC_URL),
+// as container platforms expect. A flag on the command line wins; a list
+// flag takes a comma-separated value.
+func (c *command) fromEnv() *command {
+	c.env = true
+	return c
+}
+
+// EnvName is the variable of a flag.
+func envName(flagName string) string {
+	return "HTTPTOOLS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// help writes the usage line, the paragraph and the flags.
+func (c *command) help(w io.Writer) {
+	fmt.Fprintf(w, "usage: httptools %s\n", c.synopsis)
+	if c.about != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.about))
+	}
+	n := 0
+	c.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	c.SetOutput(w)
+	c.PrintDefaults()
+	c.SetOutput(io.Discard)
+	if c.env {
+		fmt.Fprintln(w, "\nEach flag may also be set by its variable: HTTPTOOLS_ and the flag's name in capitals,\n- as _ (--public-url: HTTPTOOLS_PUBLIC_URL; lists comma-separated). The command line wins.")
+	}
+}
+
+// parse parses args, flags before or after the positional arguments (which
+// it returns). When it returns ok false the command is over with exit code
+// rc: 0 after help on stdout, 2 after a bad flag on stderr.
+func (c *command) parse(args []string, stdout, stderr io.Writer) (pos []string, rc int, ok bool) {
+	for {
+		if err := c.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.help(stdout)
+				return nil, 0, false
+			}
+			fmt.Fprintf(stderr, "httptools %s: %v\n\n", c.name, err)
+			c.help(stderr)
+			return nil, 2, false
+		}
+		args = c.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if c.env {
+		set := map[string]bool{}
+		c.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		var bad error
+		c.VisitAll(func(f *flag.Flag) {
+			v := c.getenv(envName(f.Name))
+			if set[f.Name] || v == "" || bad != nil {
+				return
+			}
+			parts := []string{v}
+			if _, list := f.Value.(interface{ list() }); list {
+				parts = strings.Split(v, ",")
+			}
+			for _, p := range parts {
+				if err := c.Set(f.Name, strings.TrimSpace(p)); err != nil {
+					bad = fmt.Errorf("%s=%q: %v", envName(f.Name), v, err)
+					return
+				}
+			}
+		})
+		if bad != nil {
+			fmt.Fprintf(stderr, "httptools %s: %v\n", c.name, bad)
+			return nil, 2, false
+		}
+	}
+	return pos, 0, true
+}
+
+// wantsHelp: the only argument asks for help (for commands whose arguments
+// are paths, not flags).
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}

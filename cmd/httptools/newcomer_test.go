@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The CLI as a newcomer meets it (issue 14): help, errors that name the
+// flag, nothing created by a start that fails.
+
+// TestHelpOnStdout: -h and --help of every command print its usage on
+// stdout and exit 0.
+func TestHelpOnStdout(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"validate"}, {"call"}, {"test"}, {"import"}, {"import", "openapi"}, {"serve"},
+		{"keys"}, {"keys", "create"}, {"keys", "list"}, {"keys", "revoke"}, {"mcp"}, {"help"},
+	} {
+		for _, h := range []string{"-h", "--help", "-help"} {
+			args := append(append([]string{}, cmd...), h)
+			out, errOut, code := runCLI(t, args...)
+			if code != 0 || errOut != "" || !strings.Contains(out, "usage: httptools") && cmd[0] != "help" || out == "" {
+				t.Errorf("%v: exit %d, stdout %.60q, stderr %.80q", args, code, out, errOut)
+			}
+		}
+	}
+	// A bad flag is still an error, on stderr, with the help.
+	out, errOut, code := runCLI(t, "serve", "--bogus")
+	if code != 2 || out != "" || !strings.Contains(errOut, "flag provided but not defined: -bogus") || !strings.Contains(errOut, "usage: httptools serve") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestDryRunWithoutTheSecret: the request is printed, the secret as its
+// variable, though the secret is not set.
+func TestDryRunWithoutTheSecret(t *testing.T) {
+	t.Chdir("../..")
+	t.Setenv("HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN", "")
+	out, errOut, code := runCLI(t, "call", "fixtures/tools/github.get-issue.json", "--input", `{"owner":"a","repo":"b","issue_number":1}`, "--dry-run")
+	if code != 0 || !strings.Contains(out, `-H 'Authorization: Bearer '"$HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN"`) || strings.Contains(out, "dry-run-secret") {
+		t.Errorf("exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "call", "fixtures/tools/github.get-issue.json", "--input", `{"owner":"a","repo":"b","issue_number":1}`, "--dry-run", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"Authorization: Bearer [REDACTED]"`) || strings.Contains(out, "dry-run-secret") {
+		t.Errorf("json: exit %d, %s", code, out)
+	}
+}
+
+// TestTestWithNothingToRun: a folder without cases, or a manifest without
+// its cases file, is an error (exit 2), not "0 passed"; a manifest with
+// cases runs them.
+func TestTestWithNothingToRun(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(`{}`), 0o644)
+	for _, arg := range []string{dir, filepath.Join(dir, "t.json")} {
+		out, errOut, code := runCLI(t, "test", arg)
+		if code != 2 || strings.Contains(out, "passed") || !strings.Contains(errOut, "no case to run") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, out, errOut)
+		}
+	}
+	t.Chdir("../..")
+	out, _, code := runCLI(t, "test", "fixtures/tools/brave.web-search.json")
+	if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), " passed, 0 failed") || strings.HasSuffix(strings.TrimSpace(out), "0 passed, 0 failed") {
+		t.Errorf("one manifest: exit %d, %s", code, out)
+	}
+}
+
+// TestToolsFlagProblems: every --tools problem names the flag, exits 1 and
+// creates nothing (no database, no key file), even with the port taken.
+func TestToolsFlagProblems(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	fixtures, _ := filepath.Abs("../../fixtures/tools")
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	os.Mkdir("empty", 0o755)
+	os.WriteFile("tool.json", []byte(`{}`), 0o644)
+	os.Mkdir("broken", 0o755)
+	os.WriteFile(filepath.Join("broken", "a.json"), []byte(`{"id":`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name the manifests folder with --tools DIR"},
+		{[]string{"--tools", "empty"}, "--tools empty: no manifest (*.json) below it"},
+		{[]string{"--tools", "/nonexistent"}, "--tools /nonexistent: no such file or directory"},
+		{[]string{"--tools", "tool.json"}, "--tools tool.json: not a folder"},
+		{[]string{"--tools", "broken"}, "--tools broken: 1 problems; nothing was started"},
+	} {
+		for _, cmd := range []string{"serve", "mcp"} {
+			args := append([]string{cmd, "--addr", taken}, c.args...)
+			if cmd == "mcp" {
+				args = append([]string{cmd}, c.args...)
+				t.Setenv("XDG_STATE_HOME", filepath.Join(cwd, "state"))
+			}
+			_, errOut, code := runCLI(t, args...)
+			if code != 1 || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "address already in use") {
+				t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(".")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "broken empty tool.json" {
+		t.Errorf("the folder now holds %v", names)
+	}
+	// With good tools, a taken port names --addr.
+	_, errOut, code := runCLI(t, "serve", "--tools", fixtures, "--addr", taken)
+	if code != 1 || !strings.Contains(errOut, "--addr "+taken+": address already in use") {
+		t.Errorf("taken port: exit %d, %q", code, errOut)
+	}
+}
+
+// TestServeFromEnvironment: serve takes its flags from HTTPTOOLS_*
+// variables; the banner names the REST and MCP URLs.
+func TestServeFromEnvironment(t *testing.T) {
+	tools, _ := filepath.Abs("../../fixtures/tools")
+	db := filepath.Join(t.TempDir(), "env.db")
+	p := startServe(t, []string{"HTTPTOOLS_TOOLS=" + tools, "HTTPTOOLS_ADDR=127.0.0.1:0", "HTTPTOOLS_DB=sqlite:" + db, "HTTPTOOLS_ALLOW_CIDR=127.0.0.0/8,::1/128"})
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("HTTPTOOLS_DB not used: %v", err)
+	}
+	resp, err := http.Get(p.url + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	resp.Body.Close()
+	// A bad value names the variable.
+	t.Setenv("HTTPTOOLS_MAX_TIMEOUT", "soon")
+	_, errOut, code := runCLI(t, "serve", "--tools", tools)
+	if code != 2 || !strings.Contains(errOut, `HTTPTOOLS_MAX_TIMEOUT="soon"`) {
+		t.Errorf("bad variable: exit %d, %q", code, errOut)
+	}
+}
+
+// TestAccessLog: a line per request, refused ones too, with the route
+// pattern, status, tenant and error code, and never the key.
+func TestAccessLog(t *testing.T) {
+	tools, _ := filepath.Abs("../../fixtures/tools")
+	p := startServe(t, nil, "--tools", tools, "--addr", "127.0.0.1:0", "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"))
+	do := func(method, path, key, body string) int {
+		req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	codes := []int{
+		do("GET", "/v1/tools", "", ""),
+		do("GET", "/v1/tools", "htk_wrong", ""),
+		do("POST", "/v1/tools/nope/invoke", p.key, `{}`),
+		do("POST", "/v1/tools/open-meteo.forecast/invoke", p.key, `{"latitude":1}`),
+		do("GET", "/v1/tools?secret=s3cr3t", p.key, ""),
+		do("POST", "/mcp", p.key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+	}
+	if fmt.Sprint(codes) != "[401 401 404 400 200 200]" {
+		t.Errorf("statuses %v", codes)
+	}
+	var log string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if log = p.stderr.String(); strings.Count(log, "msg=request") >= 6 {
+			break
+		}
+	}
+	for _, want := range []string{
+		`method=GET route="GET /v1/tools" status=401 `,
+		`code=unauthorized`,
+		`route="POST /v1/tools/{id}/invoke" status=404 `,
+		`tool=nope tenant=local key=key_`,
+		`code=tool-not-found`,
+		`status=400 `,
+		`code=bad-request reason=input-invalid`,
+		`route=/mcp status=200`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the access log lacks %q:\n%s", want, log)
+		}
+	}
+	if n := strings.Count(log, "msg=request"); n != 6 {
+		t.Errorf("%d access records, want 6:\n%s", n, log)
+	}
+	for _, leak := range []string{p.key, "htk_wrong", "s3cr3t", "latitude"} {
+		if strings.Contains(log, leak) {
+			t.Errorf("the log holds %q", leak)
+		}
+	}
+	if !regexp.MustCompile(`ms=[0-9.]+`).MatchString(log) {
+		t.Error("no duration")
+	}
+}
+
+// TestKeysListAndRevoke: keys create, list and revoke from the command
+// line; a revoked key is gone from the list and revoking it again fails.
+func TestKeysListAndRevoke(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	out, errOut, code := runCLI(t, "keys", "create", "--tenant", "acme", "--db", db)
+	id := regexp.MustCompile(`API key (key_[0-9a-f]+)`).FindStringSubmatch(out)
+	if code != 0 || id == nil {
+		t.Fatalf("create: exit %d, %s %s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "keys", "list", "--db", db)
+	if code != 0 || !strings.Contains(out, id[1]) || !strings.Contains(out, "acme") || strings.Contains(out, "htk_") {
+		t.Errorf("list: exit %d, %s", code, out)
+	}
+	if out, errOut, code = runCLI(t, "keys", "revoke", id[1], "--db", db); code != 0 || !strings.Contains(out, "revoked "+id[1]) {
+		t.Errorf("revoke: exit %d, %s %s", code, out, errOut)
+	}
+	if out, _, _ = runCLI(t, "keys", "list", "--db", db); strings.Contains(out, id[1]) {
+		t.Errorf("still listed: %s", out)
+	}
+	if _, errOut, code = runCLI(t, "keys", "revoke", id[1], "--db", db); code != 1 || !strings.Contains(errOut, "no key "+id[1]) {
+		t.Errorf("revoke twice: exit %d, %s", code, errOut)
+	}
+}

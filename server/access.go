@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// The access log: one record per request, REST and MCP, refused ones too
+// (401, 404, a bad input), with the method, the route pattern (never the
+// path's values or query), the status, the tenant and key id once known,
+// the error code and reason of a refusal, and the duration. Never a key,
+// a token or a body.
+
+type accessKey struct{}
+
+// access is what a request's handlers tell its access record.
+type access struct {
+	tenant, keyID string
+}
+
+// noteIdentity records who a request turned out to be.
+func noteIdentity(ctx context.Context, k *APIKey) {
+	if a, _ := ctx.Value(accessKey{}).(*access); a != nil && k != nil {
+		a.tenant, a.keyID = k.Tenant, k.ID
+	}
+}
+
+// errorSniff is how much of an error answer is kept to read its code.
+const errorSniff = 512
+
+// accessWriter sees the status and, of an error answer, its first bytes.
+type accessWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	head   []byte
+}
+
+func (w *accessWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *accessWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.status >= 400 && len(w.head) < errorSniff {
+		w.head = append(w.head, b[:min(len(b), errorSniff-len(w.head))]...)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush passes a flush on (MCP's event streams, a streamed output).
+func (w *accessWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	log := s.cfg.AccessLogger
+	if log == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		a := &access{}
+		aw := &accessWriter{ResponseWriter: w}
+		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
+		defer func() {
+			status := aw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if p := recover(); p != nil {
+				status = 0 // cut off (a broken stream): no status reached the client whole
+				defer panic(p)
+			}
+			route := r.Pattern
+			if route == "" || route == "/" {
+				route = "(no route)"
+			}
+			attrs := make([]slog.Attr, 0, 9)
+			attrs = append(attrs,
+				slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
+				slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
+			if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
+				attrs = append(attrs, slog.String("tool", r.PathValue("id")))
+			}
+			if a.tenant != "" {
+				attrs = append(attrs, slog.String("tenant", a.tenant), slog.String("key", a.keyID))
+			}
+			if status >= 400 && len(aw.head) > 0 {
+				if c := gjson.GetBytes(aw.head, "error.code"); c.Exists() {
+					attrs = append(attrs, slog.String("code", c.String()))
+				}
+				if rs := gjson.GetBytes(aw.head, "error.reason"); rs.String() != "" {
+					attrs = append(attrs, slog.String("reason", rs.String()))
+				}
+			}
+			attrs = append(attrs, slog.Int64("bytes", aw.bytes))
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		next.ServeHTTP(aw, r)
+	})
+}
