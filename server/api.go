@@ -267,6 +267,56 @@ func quoteList(names []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
+// dryRun describes the request an invoke would send, sending nothing:
+// {"request": {"method","url","headers","body","curl"}}. Secrets and
+// connection tokens are stand-ins, never read: the description shows them
+// as [REDACTED] and the curl line as their $HTTPTOOLS_… variables.
+func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
+	tool, ok := s.Tools().Tool(r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", r.PathValue("id")))
+		return
+	}
+	var req struct {
+		Input   json.RawMessage `json:"input"`
+		Context CallContext     `json:"context"`
+	}
+	body, ok := s.readJSONBody(w, r, &req)
+	if !ok {
+		return
+	}
+	if req.Input == nil {
+		if stray := strayMembers(body); len(stray) > 0 {
+			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
+				`the body has no "input" member but has %s, which a dry-run body does not take: wrap the tool's input, {"input": {%q: …}}`,
+				quoteList(stray), stray[0]))
+			return
+		}
+		req.Input = json.RawMessage(`{}`)
+	}
+	var refused string
+	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
+	if refused != "" {
+		forbidden(w, refused)
+		return
+	}
+	cc := synth.CallContext{Tenant: tenantOf(r.Context()), Person: req.Context.Person, Run: req.Context.Run,
+		IdempotencyKey: req.Context.IdempotencyKey, Unattended: req.Context.Unattended, Approved: req.Context.Approved}
+	out, err := tool.DryRun(r.Context(), cc, req.Input)
+	if err != nil {
+		var e *synth.Error
+		if !errors.As(err, &e) {
+			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
+		}
+		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"request":`)
+	w.Write(out)
+	io.WriteString(w, "}\n")
+}
+
 func secretRef(r *http.Request) synth.SecretRef {
 	return synth.SecretRef{EnvName: r.PathValue("envName"), Name: r.PathValue("name")}
 }
@@ -362,7 +412,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 
 var connectedPage = template.Must(template.New("ok").Parse(`<!doctype html>
 <meta charset="utf-8"><title>Connected</title>
-<p>{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
+<p id="outcome">{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
+{{if .UI}}<p><a id="back" href="/ui/connections">Back to the connections</a></p>{{end}}
 `))
 
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
@@ -375,7 +426,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)
-		connectedPage.Execute(w, map[string]any{"OK": false, "Message": msg})
+		connectedPage.Execute(w, map[string]any{"OK": false, "Message": msg, "UI": s.cfg.UI})
 	}
 	if s.cfg.Manager == nil {
 		fail(http.StatusNotFound, "no apps are configured")
@@ -410,7 +461,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	if view.Person != "" {
 		whose = "person " + view.Person
 	}
-	connectedPage.Execute(w, map[string]any{"OK": true, "App": rec.App, "Whose": whose})
+	connectedPage.Execute(w, map[string]any{"OK": true, "App": rec.App, "Whose": whose, "UI": s.cfg.UI})
 }
 
 // ConnectionView is a connection as the API shows it: never a token.

@@ -56,7 +56,9 @@ type Config struct {
 	// pattern, status, tenant, key id, error code, duration; never a key
 	// or a body). nil: no access log.
 	AccessLogger *slog.Logger
-	Metrics      *Metrics
+	// UI serves the web console at /ui.
+	UI      bool
+	Metrics *Metrics
 	// MaxInputBytes caps request bodies; 0 means 1 MiB.
 	MaxInputBytes int64
 	// EnvSecretsTenant may also read secrets from HTTPTOOLS_SECRET_*
@@ -178,6 +180,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
 	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))
+	mux.Handle("POST /v1/tools/{id}/dry-run", s.authed(s.dryRun))
 	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
 	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.authed(s.putSecret, admin))
 	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.authed(s.deleteSecret, admin))
@@ -225,6 +228,11 @@ func (s *Server) Handler() http.Handler {
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
+	if s.cfg.UI {
+		ui := s.uiHandler()
+		mux.Handle("/ui", ui)
+		mux.Handle("/ui/", ui)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})

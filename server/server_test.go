@@ -36,7 +36,7 @@ type rig struct {
 	keyA, keyB string
 }
 
-func newRig(t testing.TB) *rig {
+func newRig(t testing.TB, opts ...func(*Config)) *rig {
 	r := &rig{provider: toolstest.NewOAuthProvider()}
 	t.Cleanup(r.provider.Close)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -79,7 +79,11 @@ func newRig(t testing.TB) *rig {
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
 	mgr := &connections.Manager{Connections: store, States: store, Apps: apps}
-	srv, err := New(Config{Store: store, Keys: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet})
+	cfg := Config{Store: store, Keys: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,6 +41,7 @@ type serviceFlags struct {
 	tenantMax, connsPerHost                     int
 	tenantLimits                                tenantLimitFlags
 	noAccessLog                                 bool
+	ui                                          string
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
@@ -50,6 +52,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
 	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
 	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	f.maxInflight = sizeFlag(budget.DefaultSize())
 	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
@@ -58,6 +61,25 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
+}
+
+// uiOn: whether the console is served on addr.
+func (f *serviceFlags) uiOn(addr string) bool {
+	switch f.ui {
+	case "on", "true":
+		return true
+	case "auto", "":
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return false
+		}
+		if host == "localhost" {
+			return true
+		}
+		ip, err := netip.ParseAddr(host)
+		return err == nil && ip.IsLoopback()
+	}
+	return false
 }
 
 // accessLogger is the access log's logger: the service's, unless
@@ -99,7 +121,6 @@ func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQL
 // listened on or created: the apps, the loader and every tool.
 type plan struct {
 	apps   connections.Apps
-	oidc   string
 	mem    *budget.Budget
 	loader *synth.Loader
 	tools  *server.Toolset
@@ -111,6 +132,11 @@ var errNoTools = errors.New("name the manifests folder with --tools DIR (try fix
 // check reads apps.json and loads every manifest of --tools; an error names
 // the flag at fault and nothing has been created.
 func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
+	switch f.ui {
+	case "on", "off", "auto", "true", "false":
+	default:
+		return nil, fmt.Errorf("--ui %s: want on, off or auto", f.ui)
+	}
 	if f.tools == "" {
 		return nil, errNoTools
 	}
@@ -226,6 +252,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slo
 	}
 	srv, err := server.New(server.Config{
 		Store: store, Keys: keys, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		UI:               f.uiOn(addr),
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
 		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
@@ -294,6 +321,9 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	fmt.Fprintf(stdout, "httptools %s: %d tools from %s\n", fetch.Version, len(srv.Tools().IDs()), f.tools)
 	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
 	fmt.Fprintf(stdout, "  MCP   %s/mcp\n", base)
+	if f.uiOn(ln.Addr().String()) {
+		fmt.Fprintf(stdout, "  UI    %s/ui/ (sign in with an API key)\n", base)
+	}
 	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
 		if key, err := localKey(ctx, srv.Keys(), path+".local-api-key"); err == nil {
 			fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)

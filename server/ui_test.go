@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestConsoleRefuses: the console's attacks, counted. A cross-site form
+// post with a signed-in cookie stores nothing; a person key cannot set a
+// secret; an unknown key gets no cookie; a revoked key's cookie signs out;
+// the console is off unless configured; no page echoes a secret value.
+func TestConsoleRefuses(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true })
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path, key string, form url.Values, header map[string]string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, r.http.URL+path, strings.NewReader(form.Encode()))
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if key != "" {
+			req.AddCookie(&http.Cookie{Name: uiCookie, Value: key})
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	secrets := func() int {
+		refs, _ := r.store.SecretRefs(context.Background(), "tenant-a")
+		return len(refs)
+	}
+	set := url.Values{"envName": {"production"}, "name": {"TOKEN"}, "value": {"v-from-attacker"}}
+
+	// Cross-site posts, signed in: refused, nothing stored.
+	for _, h := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site"},
+		{"Origin": "https://evil.example"},
+	} {
+		resp, _ := send("POST", "/ui/secrets", r.keyA, set, h)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("cross-site post %v: %d, want 403", h, resp.StatusCode)
+		}
+	}
+	if n := secrets(); n != 0 {
+		t.Fatalf("%d secrets stored by cross-site posts", n)
+	}
+
+	// A person key: no secrets.
+	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", RolePerson, "u1")
+	send("POST", "/ui/secrets", person, set, nil)
+	if _, page := send("GET", "/ui/secrets", person, nil, nil); !strings.Contains(page, "Secrets are managed with an admin key") || secrets() != 0 {
+		t.Errorf("a person key: %d secrets stored", secrets())
+	}
+
+	// The admin's own post stores it; no page shows the value.
+	if resp, _ := send("POST", "/ui/secrets", r.keyA, set, map[string]string{"Sec-Fetch-Site": "same-origin"}); resp.StatusCode != http.StatusSeeOther || secrets() != 1 {
+		t.Fatalf("admin set: %d, %d secrets", resp.StatusCode, secrets())
+	}
+	for _, p := range []string{"/ui/secrets", "/ui/", "/ui/tools/t.secret"} {
+		if _, page := send("GET", p, r.keyA, nil, nil); strings.Contains(page, "v-from-attacker") || strings.Contains(page, r.keyA) {
+			t.Errorf("%s shows the secret or the key", p)
+		}
+	}
+
+	// Sign-in with an unknown key: 401, no cookie.
+	resp, _ := send("POST", "/ui/login", "", url.Values{"key": {"htk_unknown"}}, nil)
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("unknown key: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	// A good one: an HttpOnly, SameSite=Strict cookie for /ui.
+	resp, _ = send("POST", "/ui/login", "", url.Values{"key": {r.keyA}}, nil)
+	if c := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/ui" {
+		t.Errorf("sign in: %d, cookies %+v", resp.StatusCode, c)
+	}
+	// No cookie, or a revoked key's: to the sign-in page.
+	if resp, _ := send("GET", "/ui/", "", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login" {
+		t.Errorf("no cookie: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	k, _ := r.store.KeyOf(context.Background(), person)
+	r.store.RevokeAPIKey(context.Background(), "tenant-a", k.ID)
+	r.srv.keys.Clear()
+	if resp, _ := send("GET", "/ui/", person, nil, nil); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "revoked") {
+		t.Errorf("revoked key: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Every page is framed by nobody and runs only its own script.
+	if resp, _ := send("GET", "/ui/login", "", nil, nil); resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("headers %v", resp.Header)
+	}
+
+	// Off unless configured.
+	off := newRig(t)
+	if resp := off.do(t, "", "GET", "/ui/", ""); resp.status != http.StatusNotFound {
+		t.Errorf("console off: %d", resp.status)
+	}
+}
