@@ -283,11 +283,14 @@ func inputOf(form url.Values, fields []field) (json.RawMessage, error) {
 		}
 		switch f.Type {
 		case "integer", "number":
-			n := json.Number(strings.TrimSpace(v))
-			if _, err := n.Float64(); err != nil {
+			var x any
+			if json.Unmarshal([]byte(strings.TrimSpace(v)), &x) != nil {
 				return nil, fmt.Errorf("%s: %q is not a number", f.Name, v)
 			}
-			in[f.Name] = n
+			if _, ok := x.(float64); !ok {
+				return nil, fmt.Errorf("%s: %q is not a number", f.Name, v)
+			}
+			in[f.Name] = json.Number(strings.TrimSpace(v)) // its text kept: 9007199254740993 stays exact
 		case "boolean":
 			in[f.Name] = v == "true"
 		case "json":

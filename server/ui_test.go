@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // TestConsoleRefuses: the console's attacks, counted. A cross-site form
@@ -103,4 +106,20 @@ func TestConsoleRefuses(t *testing.T) {
 	if resp := off.do(t, "", "GET", "/ui/", ""); resp.status != http.StatusNotFound {
 		t.Errorf("console off: %d", resp.status)
 	}
+}
+
+// FuzzConsoleInput: whatever a form holds, the input built from it is
+// valid JSON or a clear error, never a panic.
+func FuzzConsoleInput(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},"e":{"enum":[1,"a",true]},"o":{"type":"object"}},"required":["n"]}`, "n", "12", "o", `{"a":1}`, "")
+	f.Add(`{"properties":{"x":{}}}`, "x", "[1,2", "", "", `{"x":1}`)
+	f.Add(`{"properties":{"n":{"type":"number"}}}`, "n", "1e999", "n", "NaN", "")
+	f.Fuzz(func(t *testing.T, schema, k1, v1, k2, v2, raw string) {
+		fields := fieldsOf(gjson.Parse(schema))
+		form := url.Values{"in." + k1: {v1}, "in." + k2: {v2}, "_json": {raw}}
+		in, err := inputOf(form, fields)
+		if err == nil && !json.Valid(in) {
+			t.Fatalf("input %q is not JSON", in)
+		}
+	})
 }
