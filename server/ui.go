@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/redact"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -410,8 +411,34 @@ func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 			res.Output = ans.Get("output").Raw
 		}
 	}
+	// An upstream may echo the credential back (in its output or its
+	// error): the console shows it redacted.
+	if red := s.toolSecrets(r.Context(), v.ID); !red.Empty() {
+		res.Output, res.Message, res.Curl, res.Request = red.Redact(res.Output), red.Redact(res.Message), red.Redact(res.Curl), red.Redact(res.Request)
+	}
 	v.Result = res
 	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
+}
+
+// toolSecrets is the set of the secret values a tool's call may use, for
+// the signed-in tenant.
+func (s *Server) toolSecrets(ctx context.Context, id string) *redact.Set {
+	red := &redact.Set{}
+	tool, ok := s.Tools().Tool(id)
+	if !ok {
+		return red
+	}
+	cc := s.callContext(tenantOf(ctx), CallContext{})
+	su, ok := tool.Handler().(synth.SecretUser)
+	if !ok {
+		return red
+	}
+	for _, ref := range su.SecretRefs() {
+		if v, err := cc.Secrets.ResolveSecret(ctx, ref); err == nil && v != "" {
+			red.Add(v)
+		}
+	}
+	return red
 }
 
 // inner runs a REST handler for the signed-in key (its identity is in r's

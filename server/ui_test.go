@@ -70,6 +70,11 @@ func TestConsoleRefuses(t *testing.T) {
 	if resp, _ := send("POST", "/ui/secrets", r.keyA, set, map[string]string{"Sec-Fetch-Site": "same-origin"}); resp.StatusCode != http.StatusSeeOther || secrets() != 1 {
 		t.Fatalf("admin set: %d, %d secrets", resp.StatusCode, secrets())
 	}
+	// A run whose upstream echoes the credential back: shown redacted.
+	if _, page := send("POST", "/ui/tools/t.secret", r.keyA, url.Values{"action": {"run"}}, nil); !strings.Contains(page, `id="output"`) ||
+		strings.Contains(page, "v-from-attacker") || !strings.Contains(page, "[REDACTED]") {
+		t.Errorf("a run echoing its secret shows:\n%s", page)
+	}
 	for _, p := range []string{"/ui/secrets", "/ui/", "/ui/tools/t.secret"} {
 		if _, page := send("GET", p, r.keyA, nil, nil); strings.Contains(page, "v-from-attacker") || strings.Contains(page, r.keyA) {
 			t.Errorf("%s shows the secret or the key", p)
