@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -216,7 +217,26 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
 		}
-		return os.ReadFile(p)
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(data, []byte("properties")) {
+			return data, err
+		}
+		// "properties": {"$ref": …} in a file the loader reads: read in
+		// here, relative to that file.
+		var v any
+		if yaml.Unmarshal(data, &v) != nil {
+			return data, nil // the loader reports it
+		}
+		dir := filepath.Dir(p)
+		changed := false
+		err = inlineMapRefs(v, func(rel string) ([]byte, error) {
+			changed = true
+			return loader.ReadFromURIFunc(loader, &url.URL{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(rel)))})
+		}, 0)
+		if err != nil || !changed {
+			return data, err
+		}
+		return json.Marshal(v)
 	}
 	switch {
 	case head.Swagger != "":
@@ -243,6 +263,26 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
 		data := src
 		var generic map[string]any
+		if opts.AllowExternalRefs && root != "" {
+			// An operation given as a $ref to another file (DigitalOcean's
+			// layout, which bundlers accept though the format has $refs
+			// for path items only): read in, its own references made
+			// relative to the document.
+			if err := yaml.Unmarshal(src, &generic); err != nil {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+			}
+			n, err := inlineOperationRefs(generic, func(rel string) ([]byte, error) {
+				return loader.ReadFromURIFunc(loader, &url.URL{Path: filepath.ToSlash(filepath.Join(root, filepath.FromSlash(rel)))})
+			})
+			if err != nil {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+			}
+			if n > 0 {
+				if data, err = json.Marshal(generic); err != nil {
+					return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+				}
+			}
+		}
 		for range 64 {
 			var doc *openapi3.T
 			var err error
@@ -259,14 +299,26 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			// A broken component (malformed, or a reference to one that
 			// is not there) costs the operations that use it, not the
 			// document.
-			bad := brokenComponent(err.Error())
-			if bad == "" {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
-			}
 			if generic == nil {
 				if yaml.Unmarshal(src, &generic) != nil {
 					return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
 				}
+			}
+			// Prose that is not text where the format wants text (a tag's
+			// or the info's description given as a $ref to another file,
+			// as DigitalOcean's are) names nothing a tool needs: dropped.
+			if cosmetic := cosmeticAt.FindAllStringSubmatch(err.Error(), -1); len(cosmetic) > 0 {
+				for _, m := range cosmetic {
+					removePointer(generic, m[1])
+				}
+				if data, err = json.Marshal(generic); err != nil {
+					return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+				}
+				continue
+			}
+			bad := brokenComponent(err.Error())
+			if bad == "" {
+				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
 			}
 			n := dropBroken(generic, bad, describeLoadError(err), skips)
 			if n == 0 && !removeComponent(generic, bad) {
@@ -283,13 +335,197 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
 }
 
+// inlineOperationRefs replaces each operation of doc that is only a $ref
+// to another file with that file's content, rewriting the references in
+// it to be relative to the document. It returns how many it replaced.
+func inlineOperationRefs(doc map[string]any, read func(rel string) ([]byte, error)) (int, error) {
+	n := 0
+	paths, _ := doc["paths"].(map[string]any)
+	for _, key := range sortedKeys(paths) {
+		item, _ := paths[key].(map[string]any)
+		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			op, _ := item[m].(map[string]any)
+			ref, _ := op["$ref"].(string)
+			if len(op) != 1 || ref == "" || strings.HasPrefix(ref, "#") {
+				continue
+			}
+			file, frag, _ := strings.Cut(ref, "#")
+			src, err := read(file)
+			if err != nil {
+				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
+			}
+			var v any
+			if err := yaml.Unmarshal(src, &v); err != nil {
+				return n, fmt.Errorf("%s %s: %s: %v", strings.ToUpper(m), key, file, err)
+			}
+			if frag != "" {
+				v = pointerGet(v, frag)
+			}
+			body, ok := v.(map[string]any)
+			if !ok {
+				return n, fmt.Errorf("%s %s: %s is not an operation object", strings.ToUpper(m), key, ref)
+			}
+			rebase(body, file)
+			if err := inlineMapRefs(body, read, 0); err != nil {
+				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
+			}
+			item[m] = body
+			n++
+		}
+	}
+	return n, nil
+}
+
+// inlineMapRefs reads in the external $refs that stand for a whole map of
+// schemas ("properties": {"$ref": "x.yml"}), which a bundler accepts and
+// the format's loader cannot: a map of schemas is no schema.
+func inlineMapRefs(v any, read func(rel string) ([]byte, error), depth int) error {
+	if depth > 32 {
+		return errors.New("properties refer to properties more than 32 files deep")
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if ref, ok := e.(map[string]any); ok && k == "properties" && len(ref) == 1 {
+				if r, ok := ref["$ref"].(string); ok && !strings.HasPrefix(r, "#") {
+					file, frag, _ := strings.Cut(r, "#")
+					src, err := read(file)
+					if err != nil {
+						return err
+					}
+					var got any
+					if err := yaml.Unmarshal(src, &got); err != nil {
+						return fmt.Errorf("%s: %v", file, err)
+					}
+					if frag != "" {
+						got = pointerGet(got, frag)
+					}
+					props, ok := got.(map[string]any)
+					if !ok {
+						return fmt.Errorf("%s: not a map of properties", r)
+					}
+					rebase(props, file)
+					x[k] = props
+					e = props
+				}
+			}
+			if err := inlineMapRefs(e, read, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := inlineMapRefs(e, read, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rebase rewrites the $refs of v, written relative to file, to be relative
+// to the document: "models/x.yml" in resources/vpcs/get.yml becomes
+// "resources/vpcs/models/x.yml", and "#/a" becomes "resources/vpcs/get.yml#/a".
+func rebase(v any, file string) {
+	move := func(r string) string {
+		target, frag, hasFrag := strings.Cut(r, "#")
+		if strings.Contains(target, "://") {
+			return r
+		}
+		if target == "" {
+			target = file
+		} else {
+			target = pathpkg.Join(pathpkg.Dir(file), target)
+		}
+		if hasFrag {
+			target += "#" + frag
+		}
+		return target
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if r, ok := e.(string); ok && k == "$ref" {
+				x[k] = move(r)
+				continue
+			}
+			if d, ok := e.(map[string]any); ok && k == "discriminator" {
+				// A discriminator's mapping values are references too.
+				if mp, ok := d["mapping"].(map[string]any); ok {
+					for name, t := range mp {
+						if r, ok := t.(string); ok && (strings.Contains(r, "#") || strings.HasSuffix(r, ".yml") || strings.HasSuffix(r, ".yaml") || strings.HasSuffix(r, ".json")) {
+							mp[name] = move(r)
+						}
+					}
+				}
+				continue
+			}
+			rebase(e, file)
+		}
+	case []any:
+		for _, e := range x {
+			rebase(e, file)
+		}
+	}
+}
+
+// pointerGet follows a JSON pointer into v; nil when it leads nowhere.
+func pointerGet(v any, ptr string) any {
+	for _, p := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if p == "" {
+			continue
+		}
+		p = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
 // skip is an operation left out before the import proper.
 type skip struct{ name, why string }
 
 var (
-	brokenAt   = regexp.MustCompile(` in (/components/[^/\s]+/[^/\s]+)`)
+	brokenAt   = regexp.MustCompile(` in (/components/[^/\s]+/[^/\s;]+)`)
 	danglingTo = regexp.MustCompile(`"#(/components/[^/"]+/[^/"]+)"`)
+	badDataIn  = regexp.MustCompile(`bad data in "#(/components/[^/"]+/[^/"]+)"`)
+	cosmeticAt = regexp.MustCompile(`cannot construct !!\w+ into string in (/(?:tags/\d+|info|externalDocs|tags/\d+/externalDocs|info/contact|info/license)/(?:description|summary|title))`)
 )
+
+// removePointer deletes the member at a JSON pointer of doc, if there.
+func removePointer(doc map[string]any, ptr string) {
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	var cur any = doc
+	for i, p := range parts {
+		last := i == len(parts)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				delete(c, p)
+				return
+			}
+			cur = c[p]
+		case []any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(c) || last {
+				return
+			}
+			cur = c[n]
+		default:
+			return
+		}
+	}
+}
 
 // brokenComponent finds the component a loader error is about: one that
 // does not parse ("… in /components/schemas/X"), or one referred to that
@@ -297,6 +533,11 @@ var (
 // error names none.
 func brokenComponent(msg string) string {
 	if m := brokenAt.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if m := badDataIn.FindStringSubmatch(msg); m != nil {
+		// A reference of the wrong kind (a response referring to a
+		// request body): what uses that component cannot be imported.
 		return m[1]
 	}
 	if strings.Contains(msg, "not found") {
@@ -527,6 +768,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			path, literalQuery = path[:i], false
 		}
 	}
+	// Characters RFC 6570 does not allow as literals ("/<upload_url>")
+	// are sent percent-encoded, as a client would.
+	path = escapeLiterals(path)
 
 	in := newConverter()
 	props := map[string]any{}
@@ -617,6 +861,34 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 					}
 					query = append(query, dv.template)
 				}
+				continue
+			}
+			if (style == "pipeDelimited" || style == "spaceDelimited") && !explode && (isArray(p.Schema) || p.Schema == nil || p.Schema.Value == nil || len(p.Schema.Value.Type.Slice()) == 0) {
+				// RFC 6570 has no join by | or space; a string of the
+				// values so joined is sent as it is written (the | or
+				// space percent-encoded, which the server decodes).
+				sep, word := "|", "|"
+				if style == "spaceDelimited" {
+					sep, word = " ", "spaces"
+				}
+				sch := map[string]any{"type": "string"}
+				if isArray(p.Schema) {
+					if items := in.inline(p.Schema.Value.Items, 0); items != nil {
+						if d, ok := items["description"].(string); ok && d != "" {
+							sch["description"] = d
+						}
+					}
+				}
+				d := strings.TrimSpace(plainText(p.Description) + " (several values joined by " + word + ", e.g. a" + sep + "b)")
+				if cur, ok := sch["description"].(string); ok {
+					d = strings.TrimSpace(d + " " + cur)
+				}
+				sch["description"] = d
+				props[p.Name] = sch
+				if p.Required {
+					required = append(required, p.Name)
+				}
+				query = append(query, v)
 				continue
 			}
 			if style != "form" {
@@ -1089,6 +1361,34 @@ func (im *importer) deepObject(p *openapi3.Parameter, in *converter) (vars []dee
 		return nil, nil, "its style deepObject names no members, so RFC 6570 has no variable for them"
 	}
 	return vars, dropped, ""
+}
+
+// escapeLiterals percent-encodes the characters of a path, outside its
+// {expressions}, that RFC 6570 does not allow in a literal.
+func escapeLiterals(path string) string {
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case depth == 0 && (c <= ' ' || c >= 0x7f || strings.IndexByte("\"'<>\\^`|", c) >= 0):
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		case depth == 0 && c == '%' && !(i+2 < len(path) && isHex(path[i+1]) && isHex(path[i+2])):
+			b.WriteString("%25")
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // templateName spells a parameter's name as an RFC 6570 variable: letters,
