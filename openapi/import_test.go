@@ -435,3 +435,31 @@ paths:
 		}
 	}
 }
+
+// TestLiteralCharactersInPaths: a path with characters RFC 6570 does not
+// allow as literals (DigitalOcean's "PUT /<upload_url>") is sent with them
+// percent-encoded, and its manifest loads.
+func TestLiteralCharactersInPaths(t *testing.T) {
+	doc := `openapi: 3.0.0
+info: {title: Odd, version: 1.0.0}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /<upload_url>/a|b/{id}/100%:
+    put:
+      operationId: upload
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"204": {description: ok}}
+`
+	res, err := Import([]byte(doc), Options{})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
+	}
+	var m struct{ Spec struct{ URLTemplate string } }
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if m.Spec.URLTemplate != "https://api.example.com/%3Cupload_url%3E/a%7Cb/{id}/100%25" {
+		t.Errorf("template %s", m.Spec.URLTemplate)
+	}
+	if _, err := synth.Load(res.Manifests[0].JSON); err != nil {
+		t.Error(err)
+	}
+}
