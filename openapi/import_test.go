@@ -1,9 +1,9 @@
 package openapi
 
 import (
-	"fmt"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"go.yaml.in/yaml/v4"
 	"net/url"
 	"os"
