@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,11 +125,19 @@ func (s *Server) uiRender(w http.ResponseWriter, r *http.Request, status int, na
 			p.Who = k
 		}
 	}
-	if p.Notice == "" {
-		p.Notice = r.URL.Query().Get("done")
-	}
-	if p.Error == "" {
-		p.Error = r.URL.Query().Get("error")
+	// The outcome of the action that redirected here, from its flash
+	// cookie (never from the URL, which anyone can write a message into).
+	if c, err := r.Cookie(uiFlash); err == nil {
+		var f flash
+		if b, err := base64.RawURLEncoding.DecodeString(c.Value); err == nil && json.Unmarshal(b, &f) == nil {
+			if p.Notice == "" {
+				p.Notice = f.Notice
+			}
+			if p.Error == "" {
+				p.Error = f.Error
+			}
+		}
+		http.SetCookie(w, &http.Cookie{Name: uiFlash, Path: "/ui", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	var b bytes.Buffer
 	if err := uiPages.ExecuteTemplate(&b, name+".html", p); err != nil {
@@ -144,7 +153,7 @@ func (s *Server) uiRender(w http.ResponseWriter, r *http.Request, status int, na
 func (s *Server) uiLoginPage(w http.ResponseWriter, r *http.Request) {
 	p := uiPage{Title: "Sign in"}
 	if r.URL.Query().Get("why") == "revoked" {
-		p.Error = "That API key is unknown or was revoked: sign in with another."
+		p.Error = "That API key is unknown or was revoked: sign in with another." // a fixed text: the URL chooses which, never what
 	}
 	s.uiRender(w, r, http.StatusOK, "login", p)
 }
@@ -547,11 +556,19 @@ func (s *Server) uiRevoke(w http.ResponseWriter, r *http.Request) {
 
 // uiBack redirects to a page with a notice, or renders the error on it.
 func (s *Server) uiBack(w http.ResponseWriter, r *http.Request, page, notice, errMsg string) {
-	if errMsg != "" {
-		http.Redirect(w, r, page+"?error="+url.QueryEscape(errMsg), http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, page+"?done="+url.QueryEscape(notice), http.StatusSeeOther)
+	b, _ := json.Marshal(flash{Notice: notice, Error: errMsg})
+	http.SetCookie(w, &http.Cookie{Name: uiFlash, Value: base64.RawURLEncoding.EncodeToString(b), Path: "/ui", MaxAge: 60,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"})
+	http.Redirect(w, r, page, http.StatusSeeOther)
+}
+
+// uiFlash is the cookie that carries an action's outcome to the page it
+// redirects to, once.
+const uiFlash = "httptools_flash"
+
+type flash struct {
+	Notice string `json:"n,omitempty"`
+	Error  string `json:"e,omitempty"`
 }
 
 // secretsView is what the secrets page shows: names, never values.

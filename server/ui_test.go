@@ -81,6 +81,16 @@ func TestConsoleRefuses(t *testing.T) {
 		}
 	}
 
+	// A message written into the URL is never shown (a link cannot make
+	// the console say "paste your key at …").
+	for _, q := range []string{"?error=Paste+your+key+at+evil.example", "?done=Paste+your+key+at+evil.example", "?why=Paste+your+key+at+evil.example"} {
+		for _, p := range []string{"/ui/secrets", "/ui/connections", "/ui/login"} {
+			if _, page := send("GET", p+q, r.keyA, nil, nil); strings.Contains(page, "evil.example") {
+				t.Errorf("%s%s shows the URL's message", p, q)
+			}
+		}
+	}
+
 	// Sign-in with an unknown key: 401, no cookie.
 	resp, _ := send("POST", "/ui/login", "", url.Values{"key": {"htk_unknown"}}, nil)
 	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
