@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,42 @@ type accessKey struct{}
 // access is what a request's handlers tell its access record.
 type access struct {
 	tenant, keyID string
+	rpc, rpcTool  string // an MCP request's JSON-RPC method and tool
+}
+
+// noteRPC records an MCP request's method and, for tools/call, the tool;
+// its answer's head is then kept to read the outcome from.
+func noteRPC(ctx context.Context, body []byte) {
+	a, _ := ctx.Value(accessKey{}).(*access)
+	if a == nil {
+		return
+	}
+	m := gjson.GetManyBytes(body, "method", "params.name")
+	a.rpc = m[0].String()
+	if a.rpc == "tools/call" {
+		a.rpcTool = m[1].String()
+	}
+	if a.rpc == "" {
+		a.rpc = "(batch or not JSON-RPC)"
+	}
+}
+
+// rpcOutcome reads an MCP answer's head (JSON, or an event stream's first
+// data line): a JSON-RPC error's code, or "tool-error" for a result with
+// isError.
+func rpcOutcome(head []byte) string {
+	i := bytes.IndexByte(head, '{')
+	if i < 0 {
+		return ""
+	}
+	r := gjson.ParseBytes(head[i:])
+	if c := r.Get("error.code"); c.Exists() {
+		return "rpc-error " + c.Raw
+	}
+	if r.Get("result.isError").Bool() {
+		return "tool-error"
+	}
+	return ""
 }
 
 // noteIdentity records who a request turned out to be.
@@ -39,6 +76,7 @@ type accessWriter struct {
 	status int
 	bytes  int64
 	head   []byte
+	sniff  bool // keep the head of any answer (MCP: the outcome is in the body)
 }
 
 func (w *accessWriter) WriteHeader(code int) {
@@ -52,7 +90,7 @@ func (w *accessWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.status >= 400 && len(w.head) < errorSniff {
+	if (w.status >= 400 || w.sniff) && len(w.head) < errorSniff {
 		w.head = append(w.head, b[:min(len(b), errorSniff-len(w.head))]...)
 	}
 	n, err := w.ResponseWriter.Write(b)
@@ -78,7 +116,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		a := &access{}
-		aw := &accessWriter{ResponseWriter: w}
+		aw := &accessWriter{ResponseWriter: w, sniff: r.URL.Path == "/mcp"}
 		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
 		defer func() {
 			status := aw.status
@@ -99,6 +137,15 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 			if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
 				attrs = append(attrs, slog.String("tool", r.PathValue("id")))
+			}
+			if a.rpc != "" {
+				attrs = append(attrs, slog.String("rpc", a.rpc))
+				if a.rpcTool != "" {
+					attrs = append(attrs, slog.String("tool", a.rpcTool))
+				}
+				if o := rpcOutcome(aw.head); o != "" && status < 400 {
+					attrs = append(attrs, slog.String("outcome", o))
+				}
 			}
 			if a.tenant != "" {
 				attrs = append(attrs, slog.String("tenant", a.tenant), slog.String("key", a.keyID))

@@ -220,6 +220,7 @@ func (s *Server) Handler() http.Handler {
 				mcpHandler.ServeHTTP(w, r)
 				return
 			}
+			noteRPC(r.Context(), body)
 			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body) {
 				return
 			}

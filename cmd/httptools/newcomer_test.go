@@ -172,13 +172,15 @@ func TestAccessLog(t *testing.T) {
 		do("POST", "/v1/tools/open-meteo.forecast/invoke", p.key, `{"latitude":1}`),
 		do("GET", "/v1/tools?secret=s3cr3t", p.key, ""),
 		do("POST", "/mcp", p.key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+		do("POST", "/mcp", p.key, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}`),
+		do("POST", "/mcp", p.key, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"open-meteo.forecast","arguments":{}}}`),
 	}
-	if fmt.Sprint(codes) != "[401 401 404 400 200 200]" {
+	if fmt.Sprint(codes) != "[401 401 404 400 200 200 200 200]" {
 		t.Errorf("statuses %v", codes)
 	}
 	var log string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if log = p.stderr.String(); strings.Count(log, "msg=request") >= 6 {
+		if log = p.stderr.String(); strings.Count(log, "msg=request") >= 8 {
 			break
 		}
 	}
@@ -191,13 +193,16 @@ func TestAccessLog(t *testing.T) {
 		`status=400 `,
 		`code=bad-request reason=input-invalid`,
 		`route=/mcp status=200`,
+		`rpc=tools/list`,
+		`rpc=tools/call tool=nope outcome="rpc-error -32602"`,
+		`rpc=tools/call tool=open-meteo.forecast outcome=tool-error`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the access log lacks %q:\n%s", want, log)
 		}
 	}
-	if n := strings.Count(log, "msg=request"); n != 6 {
-		t.Errorf("%d access records, want 6:\n%s", n, log)
+	if n := strings.Count(log, "msg=request"); n != 8 {
+		t.Errorf("%d access records, want 8:\n%s", n, log)
 	}
 	for _, leak := range []string{p.key, "htk_wrong", "s3cr3t", "latitude"} {
 		if strings.Contains(log, leak) {
