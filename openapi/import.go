@@ -664,6 +664,16 @@ func absServer(servers openapi3.Servers) (server, bool) {
 func (im *importer) baseServer() (server, error) {
 	if im.opts.Server != "" {
 		if s, ok := absServer(openapi3.Servers{{URL: im.opts.Server}}); ok {
+			// --server names the host; a document whose servers are all
+			// relative ("/v1.45", Docker's) keeps its path below it,
+			// unless --server has a path of its own.
+			if u, _ := url.Parse(s.url); u != nil && (u.Path == "" || u.Path == "/") {
+				if _, abs := absServer(im.doc.Servers); !abs && len(im.doc.Servers) > 0 && im.doc.Servers[0] != nil {
+					if rel := strings.TrimRight(im.doc.Servers[0].URL, "/"); strings.HasPrefix(rel, "/") && !strings.ContainsAny(rel, "{}") {
+						s.url = strings.TrimRight(s.url, "/") + rel
+					}
+				}
+			}
 			return s, nil
 		}
 		return server{}, fmt.Errorf("server %q is not an absolute http(s) URL: pass --server https://api.example.com", im.opts.Server)

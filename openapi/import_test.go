@@ -463,3 +463,37 @@ paths:
 		t.Error(err)
 	}
 }
+
+// TestRelativeServerBelowTheFlag: a document whose only server is a path
+// (Docker's "/v1.45") keeps it below the host --server names; a --server
+// with a path of its own is taken whole; without --server the error says
+// what to pass.
+func TestRelativeServerBelowTheFlag(t *testing.T) {
+	doc := []byte(`openapi: 3.0.0
+info: {title: Docker Engine API, version: "1.45"}
+servers: [{url: /v1.45}]
+paths:
+  /containers/json:
+    get:
+      operationId: ContainerList
+      responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
+`)
+	if _, err := Import(doc, Options{}); err == nil || !strings.Contains(err.Error(), `server "/v1.45" is not an absolute http(s) URL, and no other is: pass --server`) {
+		t.Errorf("without --server: %v", err)
+	}
+	for server, want := range map[string]string{
+		"http://docker.internal:2375":       "http://docker.internal:2375/v1.45/containers/json",
+		"http://docker.internal:2375/":      "http://docker.internal:2375/v1.45/containers/json",
+		"http://docker.internal:2375/v1.44": "http://docker.internal:2375/v1.44/containers/json",
+	} {
+		res, err := Import(doc, Options{Server: server})
+		if err != nil || len(res.Manifests) != 1 {
+			t.Fatalf("%s: %v", server, err)
+		}
+		var m struct{ Spec struct{ URLTemplate string } }
+		json.Unmarshal(res.Manifests[0].JSON, &m)
+		if m.Spec.URLTemplate != want {
+			t.Errorf("--server %s: %s, want %s", server, m.Spec.URLTemplate, want)
+		}
+	}
+}
