@@ -203,7 +203,8 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 	}
 	// Every read of another document passes here: refused unless allowed,
 	// and then only files below the document's folder.
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+	// readBelow reads a file below the document's folder, and nothing else.
+	readBelow := func(u *url.URL) ([]byte, error) {
 		if !opts.AllowExternalRefs {
 			return nil, fmt.Errorf("the document refers to %s: pass --allow-external-refs to read files next to it", u)
 		}
@@ -217,21 +218,32 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
 		}
-		data, err := os.ReadFile(p)
+		return os.ReadFile(p)
+	}
+	// readIn is readBelow for a path relative to a folder.
+	readIn := func(dir string) func(rel string) ([]byte, error) {
+		return func(rel string) ([]byte, error) {
+			return readBelow(&url.URL{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(rel)))})
+		}
+	}
+	// Every read of another document passes here.
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		data, err := readBelow(u)
 		if err != nil || !bytes.Contains(data, []byte("properties")) {
 			return data, err
 		}
 		// "properties": {"$ref": …} in a file the loader reads: read in
-		// here, relative to that file.
+		// here, relative to that file (the files it brings in, hop by hop,
+		// at most 32 deep).
 		var v any
 		if yaml.Unmarshal(data, &v) != nil {
 			return data, nil // the loader reports it
 		}
-		dir := filepath.Dir(p)
 		changed := false
+		read := readIn(filepath.Dir(filepath.FromSlash(u.Path)))
 		err = inlineMapRefs(v, func(rel string) ([]byte, error) {
 			changed = true
-			return loader.ReadFromURIFunc(loader, &url.URL{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(rel)))})
+			return read(rel)
 		}, 0)
 		if err != nil || !changed {
 			return data, err
@@ -263,6 +275,16 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
 		data := src
 		var generic map[string]any
+		if !opts.AllowExternalRefs && bytes.Contains(src, []byte("$ref")) {
+			// An operation that is a $ref to a file would load as an empty
+			// operation: refused with the way out.
+			var g map[string]any
+			if yaml.Unmarshal(src, &g) == nil {
+				if where, ref := operationRef(g); where != "" {
+					return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
+				}
+			}
+		}
 		if opts.AllowExternalRefs && root != "" {
 			// An operation given as a $ref to another file (DigitalOcean's
 			// layout, which bundlers accept though the format has $refs
@@ -271,9 +293,7 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			if err := yaml.Unmarshal(src, &generic); err != nil {
 				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 			}
-			n, err := inlineOperationRefs(generic, func(rel string) ([]byte, error) {
-				return loader.ReadFromURIFunc(loader, &url.URL{Path: filepath.ToSlash(filepath.Join(root, filepath.FromSlash(rel)))})
-			})
+			n, err := inlineOperationRefs(generic, readIn(root))
 			if err != nil {
 				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 			}
@@ -333,6 +353,22 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
 	}
 	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
+}
+
+// operationRef finds an operation of doc that is only a $ref to another
+// file: its method and path, and the reference.
+func operationRef(doc map[string]any) (where, ref string) {
+	paths, _ := doc["paths"].(map[string]any)
+	for _, key := range sortedKeys(paths) {
+		item, _ := paths[key].(map[string]any)
+		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			op, _ := item[m].(map[string]any)
+			if r, _ := op["$ref"].(string); r != "" && !strings.HasPrefix(r, "#") {
+				return strings.ToUpper(m) + " " + key, r
+			}
+		}
+	}
+	return "", ""
 }
 
 // inlineOperationRefs replaces each operation of doc that is only a $ref
@@ -406,16 +442,20 @@ func inlineMapRefs(v any, read func(rel string) ([]byte, error), depth int) erro
 					}
 					rebase(props, file)
 					x[k] = props
-					e = props
+					// What the file brings counts one hop deeper.
+					if err := inlineMapRefs(props, read, depth+1); err != nil {
+						return err
+					}
+					continue
 				}
 			}
-			if err := inlineMapRefs(e, read, depth+1); err != nil {
+			if err := inlineMapRefs(e, read, depth); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if err := inlineMapRefs(e, read, depth+1); err != nil {
+			if err := inlineMapRefs(e, read, depth); err != nil {
 				return err
 			}
 		}

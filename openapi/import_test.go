@@ -497,3 +497,73 @@ paths:
 		}
 	}
 }
+
+// TestOperationAndPropertiesRefs: an operation given as a $ref to a file
+// and "properties" given as a $ref (DigitalOcean's layout) are read in
+// from the document's folder, their own refs relative to their files; a
+// properties file that refers to itself is refused after 32 hops, not
+// followed for ever; without --allow-external-refs nothing is read.
+func TestOperationAndPropertiesRefs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	write("api.yaml", `openapi: 3.0.0
+info: {title: Split, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /v2/things/{id}:
+    put:
+      $ref: resources/things/update.yml
+`)
+	write("resources/things/update.yml", `operationId: things_update
+summary: Update a thing
+parameters:
+  - $ref: '../shared/id.yml'
+requestBody:
+  required: true
+  content:
+    application/json:
+      schema:
+        type: object
+        required: [name]
+        properties:
+          $ref: 'models/thing_props.yml'
+responses:
+  "204": {description: done}
+`)
+	write("resources/shared/id.yml", `{name: id, in: path, required: true, schema: {type: string}}`)
+	write("resources/things/models/thing_props.yml", `name: {type: string}
+size: {type: integer}
+`)
+	src, _ := os.ReadFile(filepath.Join(dir, "api.yaml"))
+	if _, err := Import(src, Options{Path: filepath.Join(dir, "api.yaml")}); err == nil {
+		t.Error("read other files without --allow-external-refs")
+	}
+	res, err := Import(src, Options{Path: filepath.Join(dir, "api.yaml"), AllowExternalRefs: true})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %v", err, res)
+	}
+	var m struct {
+		ID    string
+		Input struct {
+			Properties map[string]any
+			Required   []string
+		}
+	}
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if m.ID != "example.things-update" || len(m.Input.Properties) != 3 || strings.Join(m.Input.Required, ",") != "id,name" {
+		t.Errorf("%s: %v required %v", m.ID, m.Input.Properties, m.Input.Required)
+	}
+	// properties that refer to themselves
+	write("resources/things/models/thing_props.yml", `name: {type: string}
+more:
+  type: object
+  properties:
+    $ref: 'thing_props.yml'
+`)
+	if _, err := Import(src, Options{Path: filepath.Join(dir, "api.yaml"), AllowExternalRefs: true}); err == nil || !strings.Contains(err.Error(), "32 files deep") {
+		t.Errorf("a cycle: %v", err)
+	}
+}
