@@ -59,7 +59,12 @@ func (s *Server) uiHandler() http.Handler {
 	mux.Handle("POST /ui/secrets", s.uiAuthed(s.uiSecretSet))
 	mux.Handle("POST /ui/secrets/{envName}/{name}/delete", s.uiAuthed(s.uiSecretDelete))
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	return http.NewCrossOriginProtection().Handler(securityHeaders(mux))
+	capped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A form is at most the API's body cap (plus its encoding's room).
+		r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxInputBytes)
+		mux.ServeHTTP(w, r)
+	})
+	return http.NewCrossOriginProtection().Handler(securityHeaders(capped))
 }
 
 // securityHeaders: no framing, no sniffing, scripts and styles from /ui

@@ -116,6 +116,13 @@ func TestConsoleRefuses(t *testing.T) {
 		t.Errorf("headers %v", resp.Header)
 	}
 
+	// A form past the body cap is refused, not read whole.
+	big := url.Values{"action": {"run"}, "in.id": {strings.Repeat("x", 3<<20)}}
+	before := r.upCalls.Load()
+	if resp, _ := send("POST", "/ui/tools/t.echo", r.keyA, big, nil); resp.StatusCode != http.StatusBadRequest || r.upCalls.Load() != before {
+		t.Errorf("a 3 MiB form: %d, %d upstream calls", resp.StatusCode, r.upCalls.Load()-before)
+	}
+
 	// Off unless configured.
 	off := newRig(t)
 	if resp := off.do(t, "", "GET", "/ui/", ""); resp.status != http.StatusNotFound {
