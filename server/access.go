@@ -159,7 +159,13 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				}
 			}
 			attrs = append(attrs, slog.Int64("bytes", aw.bytes))
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			// A record handed to the handler: Logger.LogAttrs would also
+			// walk the stack for a source position nobody asked for.
+			if h := log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+				rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+				rec.AddAttrs(attrs...)
+				_ = h.Handle(r.Context(), rec)
+			}
 		}()
 		next.ServeHTTP(aw, r)
 	})
