@@ -235,8 +235,8 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		// "properties": {"$ref": …} in a file the loader reads: read in
 		// here, relative to that file (the files it brings in, hop by hop,
 		// at most 32 deep).
-		var v any
-		if yaml.Unmarshal(data, &v) != nil {
+		v, err := decodeYAML(data)
+		if err != nil {
 			return data, nil // the loader reports it
 		}
 		changed := false
@@ -255,10 +255,11 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		if !strings.HasPrefix(head.Swagger, "2.") {
 			return nil, fmt.Errorf("swagger %q: Swagger 2.0, OpenAPI 3.0 and 3.1 are supported", head.Swagger)
 		}
-		var generic any
-		if err := yaml.Unmarshal(src, &generic); err != nil {
+		generic, err := decodeYAML(src)
+		if err != nil {
 			return nil, fmt.Errorf("not a Swagger document: %v", err)
 		}
+		markBinaryAnswers(generic)
 		js, err := json.Marshal(generic)
 		if err != nil {
 			return nil, fmt.Errorf("not a Swagger document: %v", err)
@@ -278,8 +279,8 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		if !opts.AllowExternalRefs && bytes.Contains(src, []byte("$ref")) {
 			// An operation that is a $ref to a file would load as an empty
 			// operation: refused with the way out.
-			var g map[string]any
-			if yaml.Unmarshal(src, &g) == nil {
+			if v, err := decodeYAML(src); err == nil {
+				g, _ := v.(map[string]any)
 				if where, ref := operationRef(g); where != "" {
 					return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
 				}
@@ -290,8 +291,12 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			// layout, which bundlers accept though the format has $refs
 			// for path items only): read in, its own references made
 			// relative to the document.
-			if err := yaml.Unmarshal(src, &generic); err != nil {
+			v, err := decodeYAML(src)
+			if err != nil {
 				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+			}
+			if generic, _ = v.(map[string]any); generic == nil {
+				return nil, errors.New("not an OpenAPI document: the document is not an object")
 			}
 			n, err := inlineOperationRefs(generic, readIn(root))
 			if err != nil {
@@ -320,7 +325,8 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			// is not there) costs the operations that use it, not the
 			// document.
 			if generic == nil {
-				if yaml.Unmarshal(src, &generic) != nil {
+				v, derr := decodeYAML(src)
+				if generic, _ = v.(map[string]any); derr != nil || generic == nil {
 					return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
 				}
 			}
@@ -353,6 +359,83 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
 	}
 	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
+}
+
+// decodeYAML decodes YAML (or JSON) into JSON's shapes: a mapping whose
+// keys are not all strings (Swagger's response codes written as numbers,
+// 200:) becomes a map[string]any too, its keys in their YAML text.
+func decodeYAML(data []byte) (any, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return jsonShape(v), nil
+}
+
+func jsonShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonShape(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonShape(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = jsonShape(e)
+		}
+		return x
+	}
+	return v
+}
+
+// markBinaryAnswers gives a Swagger 2.0 answer without a schema, of an
+// operation that produces no JSON or text (Docker's export: a tarball),
+// the schema of binary data, so that the converted operation names its
+// media types and is skipped as binary rather than imported as a JSON
+// tool that can only fail.
+func markBinaryAnswers(doc any) {
+	d, _ := doc.(map[string]any)
+	global, _ := d["produces"].([]any)
+	paths, _ := d["paths"].(map[string]any)
+	for _, it := range paths {
+		item, _ := it.(map[string]any)
+		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch"} {
+			op, _ := item[m].(map[string]any)
+			if op == nil {
+				continue
+			}
+			produces := global
+			if p, ok := op["produces"].([]any); ok {
+				produces = p
+			}
+			if len(produces) == 0 {
+				continue
+			}
+			textual := false
+			for _, p := range produces {
+				t, _ := p.(string)
+				if strings.Contains(t, "json") || strings.HasPrefix(t, "text/") || strings.Contains(t, "xml") || t == "*/*" {
+					textual = true
+				}
+			}
+			if textual {
+				continue
+			}
+			resps, _ := op["responses"].(map[string]any)
+			for code, r := range resps {
+				resp, _ := r.(map[string]any)
+				if _, has := resp["schema"]; resp != nil && !has && strings.HasPrefix(code, "2") && code != "204" {
+					resp["schema"] = map[string]any{"type": "string", "format": "binary"}
+				}
+			}
+		}
+	}
 }
 
 // operationRef finds an operation of doc that is only a $ref to another
@@ -390,8 +473,8 @@ func inlineOperationRefs(doc map[string]any, read func(rel string) ([]byte, erro
 			if err != nil {
 				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
 			}
-			var v any
-			if err := yaml.Unmarshal(src, &v); err != nil {
+			v, err := decodeYAML(src)
+			if err != nil {
 				return n, fmt.Errorf("%s %s: %s: %v", strings.ToUpper(m), key, file, err)
 			}
 			if frag != "" {
@@ -429,8 +512,8 @@ func inlineMapRefs(v any, read func(rel string) ([]byte, error), depth int) erro
 					if err != nil {
 						return err
 					}
-					var got any
-					if err := yaml.Unmarshal(src, &got); err != nil {
+					got, err := decodeYAML(src)
+					if err != nil {
 						return fmt.Errorf("%s: %v", file, err)
 					}
 					if frag != "" {

@@ -25,22 +25,22 @@ func TestImportGolden(t *testing.T) {
 	if len(docs) < 2 {
 		t.Fatalf("want the 3.0 and 3.1 documents, got %v", docs)
 	}
-	// Documents in several files, imported with their $refs allowed.
-	multi := map[string]bool{"testdata/digitalocean/DigitalOcean-public.v2.yaml": true}
-	for doc := range multi {
-		docs = append(docs, doc)
+	// Documents imported with options: in several files, with their $refs
+	// allowed; with relative servers only, given the host.
+	const do = "testdata/digitalocean/DigitalOcean-public.v2.yaml"
+	docs = append(docs, do)
+	special := map[string]Options{
+		do:                                {Path: do, AllowExternalRefs: true},
+		"testdata/docker-engine-2.0.yaml": {Server: "http://localhost:2375"},
 	}
 	for _, doc := range docs {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(doc), ".yaml"), ".json")
-		if multi[doc] {
+		if doc == do {
 			name = filepath.Base(filepath.Dir(doc))
 		}
 		t.Run(name, func(t *testing.T) {
 			src, _ := os.ReadFile(doc)
-			opts := Options{}
-			if multi[doc] {
-				opts = Options{Path: doc, AllowExternalRefs: true}
-			}
+			opts := special[doc]
 			res, err := Import(src, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -68,19 +68,25 @@ func TestImportedToolsOnTheWire(t *testing.T) {
 	}
 }
 
-// TestEveryImportedToolDryRuns: every manifest of every test document
-// describes its request without a secret or a connection source.
+// TestEveryImportedToolDryRuns: every manifest imported from every test
+// document (their golden files, which TestImportGolden holds to the
+// import) describes its request without a secret or a connection source.
 func TestEveryImportedToolDryRuns(t *testing.T) {
-	docs, _ := filepath.Glob("testdata/*.json")
-	yamls, _ := filepath.Glob("testdata/*.yaml")
+	files, _ := filepath.Glob("testdata/golden/*/*.json")
+	if len(files) < 20 {
+		t.Fatalf("only %d golden manifests", len(files))
+	}
 	n := 0
-	for _, doc := range append(docs, yamls...) {
-		src, _ := os.ReadFile(doc)
-		res, err := openapi.Import(src, openapi.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", doc, err)
+	{
+		var manifests []openapi.Manifest
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifests = append(manifests, openapi.Manifest{ID: strings.TrimSuffix(filepath.Base(f), ".json"), JSON: b})
 		}
-		for _, m := range res.Manifests {
+		for _, m := range manifests {
 			tool, err := synth.Load(m.JSON)
 			if err != nil {
 				t.Fatalf("%s: %v", m.ID, err)
