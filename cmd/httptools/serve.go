@@ -436,10 +436,15 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs := newCommand("keys "+verb, synopsis, "")
-	tenant := fs.String("tenant", "", "the tenant")
-	role := fs.String("role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
-	person := fs.String("person", "", "the person of a person key")
-	db := fs.String("db", "sqlite:./httptools.db", "store")
+	tenantHelp := map[string]string{"create": "the tenant of the new key", "list": "list only this tenant's keys", "revoke": "the key's tenant (optional)"}[verb]
+	tenant := fs.String("tenant", "", tenantHelp)
+	role, person := new(string), new(string)
+	*role = server.RoleAdmin
+	if verb == "create" {
+		fs.StringVar(role, "role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
+		fs.StringVar(person, "person", "", "the person of a person key")
+	}
+	db := fs.String("db", "sqlite:./httptools.db", "the store (HTTPTOOLS_DB when set)")
 	rest := args[1:]
 	id := ""
 	if verb == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
