@@ -94,7 +94,7 @@ func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
 		w.Write(raw)
 		return
 	}
-	writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", id))
+	toolNotFound(w, id)
 }
 
 // CallContext is the "context" of an invoke request.
@@ -152,7 +152,7 @@ func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc C
 func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	tool, ok := s.Tools().Tool(r.PathValue("id"))
 	if !ok {
-		writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", r.PathValue("id")))
+		toolNotFound(w, r.PathValue("id"))
 		return
 	}
 	// The tenant's limit first (a 429 costs nothing), then the body's bytes
@@ -171,28 +171,8 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(budget.NewContext(r.Context(), hold))
-	var req struct {
-		Input   json.RawMessage `json:"input"`
-		Context CallContext     `json:"context"`
-	}
-	body, ok := s.readJSONBody(w, r, &req)
+	req, ok := s.readCall(w, r, "an invoke body")
 	if !ok {
-		return
-	}
-	if req.Input == nil {
-		if stray := strayMembers(body); len(stray) > 0 {
-			// The tool's input sent bare, not under "input".
-			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
-				`the body has no "input" member but has %s, which an invoke body does not take: wrap the tool's input, {"input": {%q: …}} (an invoke body is {"input": {…}, "context": {…}})`,
-				quoteList(stray), stray[0]))
-			return
-		}
-		req.Input = json.RawMessage(`{}`)
-	}
-	var refused string
-	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
-	if refused != "" {
-		forbidden(w, refused)
 		return
 	}
 	// An output that needs no whole-value check streams to the client as
@@ -211,10 +191,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		var e *synth.Error
-		if !errors.As(err, &e) {
-			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
-		}
+		e := toolError(err)
 		switch e.Reason {
 		case synth.ReasonStoreUnavailable:
 			s.storeFailed("a call of "+tool.ID(), e)
@@ -222,7 +199,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		case synth.ReasonOverloaded:
 			w.Header().Set("Retry-After", retryAfter)
 		}
-		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+		writeToolError(w, e)
 		return
 	}
 	// Written by hand: the output is already valid JSON, and re-encoding it
@@ -237,6 +214,58 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, outputHead)
 	w.Write(res.Output)
 	w.Write(tail)
+}
+
+// callRequest is the body of an invoke or a dry run.
+type callRequest struct {
+	Input   json.RawMessage `json:"input"`
+	Context CallContext     `json:"context"`
+}
+
+// readCall reads a call's body (what names it in the hint) and settles
+// whose call it is; false when it answered the request with an error. An
+// absent input is {}; the tool's input sent bare, not under "input", is
+// refused with the way to wrap it.
+func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (callRequest, bool) {
+	var req callRequest
+	body, ok := s.readJSONBody(w, r, &req)
+	if !ok {
+		return req, false
+	}
+	if req.Input == nil {
+		if stray := strayMembers(body); len(stray) > 0 {
+			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
+				`the body has no "input" member but has %s, which %s does not take: wrap the tool's input, {"input": {%q: …}} (%s is {"input": {…}, "context": {…}})`,
+				quoteList(stray), what, stray[0], what))
+			return req, false
+		}
+		req.Input = json.RawMessage(`{}`)
+	}
+	var refused string
+	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
+	if refused != "" {
+		forbidden(w, refused)
+		return req, false
+	}
+	return req, true
+}
+
+func toolNotFound(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", id))
+}
+
+// toolError is a call's error as the API words it: a *synth.Error, or a
+// handler error carrying its message.
+func toolError(err error) *synth.Error {
+	var e *synth.Error
+	if !errors.As(err, &e) {
+		e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
+	}
+	return e
+}
+
+func writeToolError(w http.ResponseWriter, e *synth.Error) {
+	writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
 }
 
 // strayMembers lists the members of an invoke body other than input and
@@ -274,41 +303,18 @@ func quoteList(names []string) string {
 func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
 	tool, ok := s.Tools().Tool(r.PathValue("id"))
 	if !ok {
-		writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", r.PathValue("id")))
+		toolNotFound(w, r.PathValue("id"))
 		return
 	}
-	var req struct {
-		Input   json.RawMessage `json:"input"`
-		Context CallContext     `json:"context"`
-	}
-	body, ok := s.readJSONBody(w, r, &req)
+	req, ok := s.readCall(w, r, "a dry-run body")
 	if !ok {
-		return
-	}
-	if req.Input == nil {
-		if stray := strayMembers(body); len(stray) > 0 {
-			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
-				`the body has no "input" member but has %s, which a dry-run body does not take: wrap the tool's input, {"input": {%q: …}}`,
-				quoteList(stray), stray[0]))
-			return
-		}
-		req.Input = json.RawMessage(`{}`)
-	}
-	var refused string
-	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
-	if refused != "" {
-		forbidden(w, refused)
 		return
 	}
 	cc := synth.CallContext{Tenant: tenantOf(r.Context()), Person: req.Context.Person, Run: req.Context.Run,
 		IdempotencyKey: req.Context.IdempotencyKey, Unattended: req.Context.Unattended, Approved: req.Context.Approved}
 	out, err := tool.DryRun(r.Context(), cc, req.Input)
 	if err != nil {
-		var e *synth.Error
-		if !errors.As(err, &e) {
-			e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
-		}
-		writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+		writeToolError(w, toolError(err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
