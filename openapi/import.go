@@ -468,23 +468,10 @@ func inlineOperationRefs(doc map[string]any, read func(rel string) ([]byte, erro
 			if len(op) != 1 || ref == "" || strings.HasPrefix(ref, "#") {
 				continue
 			}
-			file, frag, _ := strings.Cut(ref, "#")
-			src, err := read(file)
+			body, err := readRef(read, ref, "an operation object")
 			if err != nil {
 				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
 			}
-			v, err := decodeYAML(src)
-			if err != nil {
-				return n, fmt.Errorf("%s %s: %s: %v", strings.ToUpper(m), key, file, err)
-			}
-			if frag != "" {
-				v = pointerGet(v, frag)
-			}
-			body, ok := v.(map[string]any)
-			if !ok {
-				return n, fmt.Errorf("%s %s: %s is not an operation object", strings.ToUpper(m), key, ref)
-			}
-			rebase(body, file)
 			if err := inlineMapRefs(body, read, 0); err != nil {
 				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
 			}
@@ -507,23 +494,10 @@ func inlineMapRefs(v any, read func(rel string) ([]byte, error), depth int) erro
 		for k, e := range x {
 			if ref, ok := e.(map[string]any); ok && k == "properties" && len(ref) == 1 {
 				if r, ok := ref["$ref"].(string); ok && !strings.HasPrefix(r, "#") {
-					file, frag, _ := strings.Cut(r, "#")
-					src, err := read(file)
+					props, err := readRef(read, r, "a map of properties")
 					if err != nil {
 						return err
 					}
-					got, err := decodeYAML(src)
-					if err != nil {
-						return fmt.Errorf("%s: %v", file, err)
-					}
-					if frag != "" {
-						got = pointerGet(got, frag)
-					}
-					props, ok := got.(map[string]any)
-					if !ok {
-						return fmt.Errorf("%s: not a map of properties", r)
-					}
-					rebase(props, file)
 					x[k] = props
 					// What the file brings counts one hop deeper.
 					if err := inlineMapRefs(props, read, depth+1); err != nil {
@@ -544,6 +518,30 @@ func inlineMapRefs(v any, read func(rel string) ([]byte, error), depth int) erro
 		}
 	}
 	return nil
+}
+
+// readRef reads the object an external $ref ("file.yml#/pointer") names,
+// its own $refs rebased to be relative to the folder read reads from; want
+// words what it must be.
+func readRef(read func(rel string) ([]byte, error), ref, want string) (map[string]any, error) {
+	file, frag, _ := strings.Cut(ref, "#")
+	src, err := read(file)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeYAML(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if frag != "" {
+		v = pointerGet(v, frag)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not %s", ref, want)
+	}
+	rebase(obj, file)
+	return obj, nil
 }
 
 // rebase rewrites the $refs of v, written relative to file, to be relative
