@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -406,7 +405,7 @@ func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 	if dry {
 		handler, path = s.dryRun, "/v1/tools/"+v.ID+"/dry-run"
 	}
-	status, out := s.inner(r, handler, path, map[string]string{"id": v.ID}, body)
+	status, out := s.inner(r, handler, "POST "+path, map[string]string{"id": v.ID}, body)
 	res := &runResult{DryRun: dry, HTTPStatus: status}
 	ans := gjson.ParseBytes(out)
 	if e := ans.Get("error"); e.Exists() {
@@ -457,16 +456,14 @@ func (s *Server) toolSecrets(ctx context.Context, id string) *redact.Set {
 
 // inner runs a REST handler for the signed-in key (its identity is in r's
 // context) and returns its status and body: the console acts through the
-// same code, limits and checks as the API.
-func (s *Server) inner(r *http.Request, h http.HandlerFunc, path string, values map[string]string, body []byte) (status int, out []byte) {
-	method := http.MethodPost
-	if body == nil {
-		method = http.MethodDelete
-	}
-	req, err := http.NewRequestWithContext(r.Context(), method, path, bytes.NewReader(body))
+// same code, limits and checks as the API. route is "METHOD /path".
+func (s *Server) inner(r *http.Request, h http.HandlerFunc, route string, values map[string]string, body []byte) (status int, out []byte) {
+	method, path, _ := strings.Cut(route, " ")
+	req, err := http.NewRequestWithContext(r.Context(), method, "/", bytes.NewReader(body))
 	if err != nil {
 		return http.StatusInternalServerError, nil
 	}
+	req.URL.Path = path // as is: the handlers read the values below, never the path
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range values {
 		req.SetPathValue(k, v)
@@ -509,7 +506,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 
-var _ io.Writer = (*recorder)(nil)
 
 // connectionsView is what the connections page shows.
 type connectionsView struct {
@@ -527,7 +523,7 @@ func (s *Server) uiConnections(w http.ResponseWriter, r *http.Request) {
 		v.Apps = append(v.Apps, id)
 	}
 	sort.Strings(v.Apps)
-	status, out := s.inner(r, s.listConnections, "/v1/connections", nil, []byte{})
+	status, out := s.inner(r, s.listConnections, "GET /v1/connections", nil, nil)
 	if status != http.StatusOK {
 		s.uiRender(w, r, status, "connections", uiPage{Title: "Connections", Nav: "connections", Data: v, Error: gjson.GetBytes(out, "error.message").String()})
 		return
@@ -539,7 +535,7 @@ func (s *Server) uiConnections(w http.ResponseWriter, r *http.Request) {
 func (s *Server) uiConnect(w http.ResponseWriter, r *http.Request) {
 	app := r.PostFormValue("app")
 	body, _ := json.Marshal(map[string]string{"as": r.PostFormValue("as"), "person": r.PostFormValue("person")})
-	status, out := s.inner(r, s.authorize, "/v1/connections/"+app+"/authorize", map[string]string{"app": app}, body)
+	status, out := s.inner(r, s.authorize, "POST /v1/connections/"+app+"/authorize", map[string]string{"app": app}, body)
 	if status != http.StatusOK {
 		s.uiBack(w, r, "/ui/connections", "", gjson.GetBytes(out, "error.message").String())
 		return
@@ -551,7 +547,7 @@ func (s *Server) uiConnect(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) uiRevoke(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	status, out := s.inner(r, s.revokeConnection, "/v1/connections/"+id, map[string]string{"id": id}, nil)
+	status, out := s.inner(r, s.revokeConnection, "DELETE /v1/connections/"+id, map[string]string{"id": id}, nil)
 	if status >= 300 {
 		s.uiBack(w, r, "/ui/connections", "", gjson.GetBytes(out, "error.message").String())
 		return
@@ -586,7 +582,7 @@ func (s *Server) uiSecrets(w http.ResponseWriter, r *http.Request) {
 	v := secretsView{Admin: identity(r.Context()).Role == RoleAdmin}
 	p := uiPage{Title: "Secrets", Nav: "secrets", Data: &v}
 	if v.Admin {
-		status, out := s.inner(r, s.listSecrets, "/v1/secrets", nil, []byte{})
+		status, out := s.inner(r, s.listSecrets, "GET /v1/secrets", nil, nil)
 		if status != http.StatusOK {
 			p.Error = gjson.GetBytes(out, "error.message").String()
 		}
@@ -606,7 +602,7 @@ func (s *Server) uiSecretSet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := json.Marshal(map[string]string{"value": r.PostFormValue("value")})
-	status, out := s.inner(r, s.putSecret, "/v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, body)
+	status, out := s.inner(r, s.putSecret, "PUT /v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, body)
 	if status >= 300 {
 		s.uiBack(w, r, "/ui/secrets", "", gjson.GetBytes(out, "error.message").String())
 		return
@@ -620,7 +616,7 @@ func (s *Server) uiSecretDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	env, name := r.PathValue("envName"), r.PathValue("name")
-	status, out := s.inner(r, s.deleteSecret, "/v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, nil)
+	status, out := s.inner(r, s.deleteSecret, "DELETE /v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, nil)
 	if status >= 300 {
 		s.uiBack(w, r, "/ui/secrets", "", gjson.GetBytes(out, "error.message").String())
 		return
