@@ -506,7 +506,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 
-
 // connectionsView is what the connections page shows.
 type connectionsView struct {
 	Apps        []string
