@@ -14,10 +14,11 @@ import (
 // on stderr and exits 2.
 type command struct {
 	*flag.FlagSet
-	name     string // "keys create"
-	synopsis string // what follows "httptools " in the usage line
-	about    string // a paragraph under it
-	env      bool   // flags may also come from HTTPTOOLS_<FLAG> variables
+	name     string          // "keys create"
+	synopsis string          // what follows "httptools " in the usage line
+	about    string          // a paragraph under it
+	env      bool            // flags may also come from HTTPTOOLS_<FLAG> variables
+	envOnly  map[string]bool // …only these, when not empty
 	getenv   func(string) string
 }
 
@@ -28,16 +29,22 @@ func newCommand(name, synopsis, about string) *command {
 	return &command{FlagSet: fs, name: name, synopsis: synopsis, about: about, getenv: os.Getenv}
 }
 
-// fromEnv lets every flag of c be set by its variable, HTTPTOOLS_ and the
-// flag's name in capitals with - as _ (--public-url: HTTPTOOLS_PUBLIC_URL),
-// as container platforms expect. A flag on the command line wins; a list
-// flag takes a comma-separated value.
-func (c *command) fromEnv() *command {
+// fromEnv lets every flag of c (or only the flags named) be set by its
+// variable, HTTPTOOLS_ and the flag's name in capitals with - as _
+// (--public-url: HTTPTOOLS_PUBLIC_URL), as container platforms expect. A
+// flag on the command line wins; a list flag takes a comma-separated value.
+func (c *command) fromEnv(only ...string) *command {
 	c.env = true
+	for _, n := range only {
+		if c.envOnly == nil {
+			c.envOnly = map[string]bool{}
+		}
+		c.envOnly[n] = true
+	}
 	return c
 }
 
-// EnvName is the variable of a flag.
+// envName is the variable of a flag.
 func envName(flagName string) string {
 	return "HTTPTOOLS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -57,7 +64,15 @@ func (c *command) help(w io.Writer) {
 	c.SetOutput(w)
 	c.PrintDefaults()
 	c.SetOutput(io.Discard)
-	if c.env {
+	if c.env && c.envOnly != nil {
+		var vs []string
+		c.VisitAll(func(f *flag.Flag) {
+			if c.envOnly[f.Name] {
+				vs = append(vs, "--"+f.Name+" by "+envName(f.Name))
+			}
+		})
+		fmt.Fprintf(w, "\nAlso set from the environment: %s. The command line wins.\n", strings.Join(vs, ", "))
+	} else if c.env {
 		fmt.Fprintln(w, "\nEach flag may also be set by its variable: HTTPTOOLS_ and the flag's name in capitals,\n- as _ (--public-url: HTTPTOOLS_PUBLIC_URL; lists comma-separated). The command line wins.")
 	}
 }
@@ -92,6 +107,9 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) (pos []string, 
 		c.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		var bad error
 		c.VisitAll(func(f *flag.Flag) {
+			if c.envOnly != nil && !c.envOnly[f.Name] {
+				return
+			}
 			v := c.getenv(envName(f.Name))
 			if set[f.Name] || v == "" || bad != nil {
 				return

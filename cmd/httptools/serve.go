@@ -386,13 +386,6 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	}
 }
 
-// isSet: the flag was given on the command line.
-func isSet(c *command, name string) bool {
-	set := false
-	c.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
 // localKey returns the local tenant's API key, creating it (and a 0600 file
 // beside the database holding it) on first start.
 func localKey(ctx context.Context, store server.KeyStore, file string) (string, error) {
@@ -416,7 +409,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--db …]\n" +
 		"       httptools keys list [--tenant T] [--db …]\n" +
 		"       httptools keys revoke ID [--db …]\n\n" +
-		"Create (printing the key once), list or revoke the API keys of the store; the database is HTTPTOOLS_DB when set."
+		"Create (printing the key once), list or revoke the API keys of the store; --db may also be set by HTTPTOOLS_DB."
 	if len(args) == 0 || wantsHelp(args[:1]) {
 		if len(args) == 0 {
 			fmt.Fprintln(stderr, usage)
@@ -435,7 +428,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "httptools keys: no command %q\n%s\n", verb, usage)
 		return 2
 	}
-	fs := newCommand("keys "+verb, synopsis, "")
+	fs := newCommand("keys "+verb, synopsis, "").fromEnv("db")
 	tenantHelp := map[string]string{"create": "the tenant of the new key", "list": "list only this tenant's keys", "revoke": "the key's tenant (optional)"}[verb]
 	tenant := fs.String("tenant", "", tenantHelp)
 	role, person := new(string), new(string)
@@ -444,7 +437,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(role, "role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 		fs.StringVar(person, "person", "", "the person of a person key")
 	}
-	db := fs.String("db", "sqlite:./httptools.db", "the store (HTTPTOOLS_DB when set)")
+	db := fs.String("db", "sqlite:./httptools.db", "the store")
 	rest := args[1:]
 	id := ""
 	if verb == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -453,11 +446,6 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	pos, rc, ok := fs.parse(rest, stdout, stderr)
 	if !ok {
 		return rc
-	}
-	if !isSet(fs, "db") {
-		if v := os.Getenv("HTTPTOOLS_DB"); v != "" {
-			*db = v
-		}
 	}
 	if verb == "revoke" && id == "" && len(pos) > 0 {
 		id = pos[0]
