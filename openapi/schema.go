@@ -216,8 +216,11 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	}
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
-		for k, p := range s.Properties {
-			props[k] = c.inline(p, depth+1)
+		// In name order: a named schema's place in the queue (nearest
+		// first, within the budget) must not depend on map order, or the
+		// same document imports differently from run to run.
+		for _, k := range sortedKeys(s.Properties) {
+			props[k] = c.inline(s.Properties[k], depth+1)
 		}
 		out["properties"] = props
 	}
@@ -228,9 +231,12 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 		out["additionalProperties"] = c.inline(ap.Schema, depth+1)
 	}
 	set("minProperties", s.MinProps, s.MinProps > 0)
-	for k, v := range map[string]openapi3.SchemaRefs{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf} {
-		if len(v) > 0 {
-			out[k] = c.inlineAll(v, depth)
+	for _, k := range []struct {
+		key  string
+		refs openapi3.SchemaRefs
+	}{{"allOf", s.AllOf}, {"anyOf", s.AnyOf}, {"oneOf", s.OneOf}} {
+		if len(k.refs) > 0 {
+			out[k.key] = c.inlineAll(k.refs, depth)
 		}
 	}
 	if s.Not != nil {
