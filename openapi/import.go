@@ -1353,7 +1353,9 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 	var codes []int
 	var first *openapi3.Response
 	firstCode := 1000
-	for code, r := range op.Responses.Map() {
+	resps := op.Responses.Map()
+	for _, code := range sortedKeys(resps) { // in order: 200 is taken before an equal 2XX, every run
+		r := resps[code]
 		lo, hi := 0, 0
 		switch {
 		case strings.EqualFold(code, "2XX"):
