@@ -161,6 +161,10 @@ func wrap(err error, data []byte) error {
 // scan reports nesting deeper than max and numbers over their bounds, in
 // one pass without parsing: what is inside strings does not count.
 // Malformed input is left to the parser.
+//
+// A long string is skipped by searching for its next quote (bytes.IndexByte,
+// which the runtime vectorises) and counting the backslashes before it: an
+// odd number escapes it.
 func scan(data []byte, max int) error {
 	depth := 0
 	n := len(data)
@@ -170,17 +174,7 @@ func scan(data []byte, max int) error {
 		case 0:
 			i++
 		case cQuote:
-			// Skip the string: to its closing quote, stepping over escapes.
-			i++
-			for i < n {
-				if c := data[i]; c == '"' {
-					i++
-					break
-				} else if c == '\\' {
-					i++
-				}
-				i++
-			}
+			i = skipString(data, i+1)
 		case cOpen:
 			depth++
 			if depth > max {
@@ -191,17 +185,59 @@ func scan(data []byte, max int) error {
 			depth--
 			i++
 		case cNumber:
-			end := i + 1
-			for end < n && isNumberByte(data[end]) {
-				end++
+			end, exp := i+1, -1
+		number:
+			for ; end < n; end++ {
+				switch data[end] {
+				case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '+', '.':
+				case 'e', 'E':
+					if exp < 0 {
+						exp = end
+					}
+				default:
+					break number
+				}
 			}
-			if !numberOK(data[i:end]) {
+			if end-i > MaxNumberLength || exp >= 0 && !exponentOK(data[exp+1:end]) {
 				return &Error{Kind: BadNumber, Offset: int64(i), Pointer: pointerAt(data, int64(end))}
 			}
 			i = end
 		}
 	}
 	return nil
+}
+
+// skipString returns the offset just past the quote that closes the string
+// whose content starts at i, or len(data) if none does.
+func skipString(data []byte, i int) int {
+	// Names and short values end within a few bytes: a plain loop finds
+	// their end sooner than a call does.
+	for end := min(len(data), i+16); i < end; i++ {
+		switch data[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		}
+	}
+	if i >= len(data) {
+		return len(data)
+	}
+	for {
+		k := bytes.IndexByte(data[i:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		q := i + k
+		b := q
+		for b > i && data[b-1] == '\\' {
+			b--
+		}
+		i = q + 1
+		if (q-b)%2 == 0 {
+			return i
+		}
+	}
 }
 
 // Byte classes of scan.
@@ -223,20 +259,18 @@ var class = func() (t [256]byte) {
 	return t
 }()
 
-func isNumberByte(c byte) bool {
-	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
 // numberOK bounds a number's length and exponent.
 func numberOK(n []byte) bool {
 	if len(n) > MaxNumberLength {
 		return false
 	}
 	k := bytes.IndexAny(n, "eE")
-	if k < 0 {
-		return true
-	}
-	exp := n[k+1:]
+	return k < 0 || exponentOK(n[k+1:])
+}
+
+// exponentOK bounds the digits after a number's e: a malformed exponent is
+// left to the parser.
+func exponentOK(exp []byte) bool {
 	if len(exp) > 0 && (exp[0] == '+' || exp[0] == '-') {
 		exp = exp[1:]
 	}

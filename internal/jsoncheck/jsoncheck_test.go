@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -179,4 +180,78 @@ func FuzzCheckReaderAgrees(f *testing.F) {
 			t.Fatalf("%q: whole %v, streamed %v", b, whole, streamed)
 		}
 	})
+}
+
+// BenchmarkCheckAnswer checks a 1 KiB answer (an object with a list of 30
+// small objects), beside encoding/json.Valid on the same bytes: the check
+// does more (duplicate names, depth, number bounds) and should cost no more.
+func BenchmarkCheckAnswer(b *testing.B) {
+	var doc bytes.Buffer
+	doc.WriteString(`{"id":9007199254740993,"title":"benchmark \"issue\"","labels":[`)
+	for i := 0; doc.Len() < 1000; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"id":%d,"name":"label-%d","score":%d.5e-3}`, i, i, i)
+	}
+	doc.WriteString(`]}`)
+	b.Run("jsoncheck", func(b *testing.B) {
+		b.SetBytes(int64(doc.Len()))
+		for b.Loop() {
+			if err := CheckWith(doc.Bytes(), MaxDepth, Options{AllowInvalidUTF8: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(doc.Len()))
+		for b.Loop() {
+			if err := scan(doc.Bytes(), MaxDepth); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json-Valid", func(b *testing.B) {
+		b.SetBytes(int64(doc.Len()))
+		for b.Loop() {
+			if !json.Valid(doc.Bytes()) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}
+
+// TestScanSkipsStrings: brackets inside strings never count toward the
+// depth, however the string's quotes are escaped, in short strings (read a
+// byte at a time) and long ones (searched for their quote), and a quote
+// after an even run of backslashes closes its string.
+func TestScanSkipsStrings(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, c := range []struct {
+		doc  string
+		deep bool // deeper than 2
+	}{
+		{`[["[[[["]]`, false},
+		{`[["` + long + `[[[["]]`, false},
+		{`[["` + long + `\"[[[["]]`, false},
+		{`[["` + long + `\\\"[[[["]]`, false},
+		{`[["` + long + `\\"]]`, false},
+		{`[["` + long + `\\",[[]]]]`, true},
+		{`[["\\",[[]]]]`, true},
+		{`[["\"",[[]]]]`, true},
+		{`[["` + long + `\\\\",[[]]]]`, true},
+		{`[["` + strings.Repeat(`\\`, 30) + `",[[]]]]`, true},
+		{`[["` + strings.Repeat(`\\`, 30) + `\"",[[]]]]`, true},
+		{`[["` + long, false}, // unterminated: the parser's to refuse
+	} {
+		err := scan([]byte(c.doc), 2)
+		if got := err != nil; got != c.deep {
+			t.Errorf("%s: scan says too deep %v, want %v (%v)", c.doc, got, c.deep, err)
+		}
+		whole := CheckWith([]byte(c.doc), 2, Options{})
+		streamed := CheckReader(strings.NewReader(c.doc), 2, Options{})
+		if (whole == nil) != (streamed == nil) {
+			t.Errorf("%s: whole %v, streamed %v", c.doc, whole, streamed)
+		}
+	}
 }
