@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"sync/atomic"
 )
 
@@ -65,13 +66,14 @@ func New(size int64) *Budget {
 
 // acquire takes n bytes, waiting until ctx ends; growing says the caller
 // already holds bytes.
-func (b *Budget) acquire(ctx context.Context, n int64, growing bool) error {
+func (b *Budget) acquire(wc *waitContext, n int64, growing bool) error {
 	b.mu.Lock()
 	if n <= b.free && len(b.growing.list) == 0 && (growing || len(b.fresh.list) == 0) {
 		b.free -= n
 		b.mu.Unlock()
 		return nil
 	}
+	ctx := wc.get()
 	w := &waiter{n: n, ready: make(chan struct{})}
 	q := &b.fresh
 	if growing {
@@ -183,11 +185,46 @@ func (b *Budget) HoldFor(share *Budget) *Hold {
 	return &Hold{b: b, share: share}
 }
 
+// waitContext is the context a draw waits under: ctx, bounded by wait when
+// that is positive. The bounded context (and its timer) is made only when a
+// draw must wait, which most never do.
+type waitContext struct {
+	ctx    context.Context
+	wait   time.Duration
+	cancel context.CancelFunc
+}
+
+func (w *waitContext) get() context.Context {
+	if w.wait > 0 && w.cancel == nil {
+		w.ctx, w.cancel = context.WithTimeout(w.ctx, w.wait)
+	}
+	return w.ctx
+}
+
+func (w *waitContext) done() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
 // Take draws n more bytes, waiting while the budget is spent until ctx ends.
 func (h *Hold) Take(ctx context.Context, n int64) error {
+	return h.TakeWithin(ctx, n, 0)
+}
+
+// TakeWithin is Take that waits at most wait (0: until ctx ends). It costs
+// a call that need not wait no timer, as a context.WithTimeout around Take
+// would.
+func (h *Hold) TakeWithin(ctx context.Context, n int64, wait time.Duration) error {
 	if h == nil || n <= 0 {
 		return nil
 	}
+	wc := &waitContext{ctx: ctx, wait: wait}
+	defer wc.done()
+	return h.take(wc, n)
+}
+
+func (h *Hold) take(wc *waitContext, n int64) error {
 	if n > h.b.size {
 		return &OverError{Need: n, Size: h.b.size}
 	}
@@ -198,12 +235,12 @@ func (h *Hold) Take(ctx context.Context, n int64) error {
 		if n > s.size {
 			return &OverError{Need: n, Size: s.size, Share: true}
 		}
-		if err := s.acquire(ctx, n, growing); err != nil {
+		if err := s.acquire(wc, n, growing); err != nil {
 			return &OverError{Need: n, Size: s.size, Cause: err, Share: true}
 		}
 		s.inUse.Add(n)
 	}
-	if err := h.b.acquire(ctx, n, growing); err != nil {
+	if err := h.b.acquire(wc, n, growing); err != nil {
 		if s := h.share; s != nil {
 			s.inUse.Add(-n)
 			s.release(n)

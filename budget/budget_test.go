@@ -165,3 +165,36 @@ func TestShareBoundsOneParty(t *testing.T) {
 		t.Errorf("share still holds %d", a.InUse())
 	}
 }
+
+// TestTakeWithinBoundsTheWait: TakeWithin waits at most its wait, across
+// the share and the budget together, gives nothing away when it gives up,
+// and grants at once (without waiting) what fits.
+func TestTakeWithinBoundsTheWait(t *testing.T) {
+	b := New(100)
+	share := New(100)
+	h := b.HoldFor(share)
+	if err := h.TakeWithin(context.Background(), 80, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	err := b.HoldFor(share).TakeWithin(context.Background(), 30, 20*time.Millisecond)
+	var oe *OverError
+	if !errors.As(err, &oe) || !errors.Is(oe.Cause, context.DeadlineExceeded) {
+		t.Fatalf("want an OverError caused by the wait's deadline, got %v", err)
+	}
+	if b.InUse() != 80 || share.InUse() != 80 {
+		t.Fatalf("in use %d and %d of the share after a refused draw, want 80 and 80", b.InUse(), share.InUse())
+	}
+	// A grant that comes within the wait is taken.
+	done := make(chan error, 1)
+	go func() { done <- b.HoldFor(share).TakeWithin(context.Background(), 30, time.Minute) }()
+	for b.waiting()+share.waiting() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	h.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("a draw granted within its wait failed: %v", err)
+	}
+	if b.InUse() != 30 {
+		t.Fatalf("in use %d, want 30", b.InUse())
+	}
+}

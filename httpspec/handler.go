@@ -81,7 +81,8 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if b.Problems.HasErrors() || tmpl == nil {
 		return nil
 	}
-	h := &Handler{spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID}
+	h := &Handler{spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID,
+		timeout: &ownTimeout{d: time.Duration(s.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}}
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
@@ -150,8 +151,9 @@ type Handler struct {
 	toolID         string
 	allowlist      []string // the network allowlist, when restricted
 	restricted     bool
-	authHeaders    []string // header-auth names, dropped on cross-host redirects
-	credVar        string   // the variable a printed curl writes the credential as
+	authHeaders    []string    // header-auth names, dropped on cross-host redirects
+	credVar        string      // the variable a printed curl writes the credential as
+	timeout        *ownTimeout // the tool's timeoutMs, as a context cause: made once
 }
 
 type header struct {
@@ -488,7 +490,10 @@ func scalar(r gjson.Result) string {
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
 	start := time.Now()
-	own := &ownTimeout{d: time.Duration(h.spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
+	own := h.timeout
+	if own == nil {
+		own = &ownTimeout{d: time.Duration(h.spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
+	}
 	if call.Options.Timeout > 0 {
 		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
 	}
@@ -500,10 +505,11 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		return nil, dl.timeoutError(err)
 	}
 	var stream func(int, io.Reader) error
-	var small []byte // an answer that fit in the first read: not streamed
+	var small *[]byte // an answer that fit in the first read: not streamed
 	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.spec.Parse() && call.Tool.StreamsOutput() {
+		small = new([]byte)
 		stream = func(status int, body io.Reader) (err error) {
-			small, err = streamJSON(cctx, sink, status, body)
+			*small, err = streamJSON(cctx, sink, status, body)
 			return err
 		}
 	}
@@ -523,10 +529,10 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		return nil, h.fetchError(dl, req, err)
 	}
 	if resp.Streamed {
-		if small == nil {
+		if small == nil || *small == nil {
 			return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Streamed: true}, nil
 		}
-		resp.Body, resp.Streamed = small, false
+		resp.Body, resp.Streamed = *small, false
 	}
 	return h.output(req, resp)
 }
@@ -545,11 +551,7 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 	if err := hold.Take(ctx, 2*streamBlock); err != nil {
 		return nil, err
 	}
-	grow := func(n int64) error {
-		gctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		return hold.Take(gctx, n)
-	}
+	grow := func(n int64) error { return hold.TakeWithin(ctx, n, time.Second) }
 	br := bufio.NewReaderSize(body, streamBlock)
 	first, err := br.Peek(streamBlock)
 	if err == io.EOF {

@@ -149,9 +149,7 @@ func (s *Server) draw(r *http.Request, hold *budget.Hold, n int64, wait time.Dur
 	if hold == nil || n <= 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), wait)
-	defer cancel()
-	if err := hold.Take(ctx, n); err != nil {
+	if err := hold.TakeWithin(r.Context(), n, wait); err != nil {
 		tenant := tenantOf(r.Context())
 		msg := "the service is at its memory budget: try again shortly (" + err.Error() + ")"
 		s.refused(tenant, ReasonMemoryBudget, msg)
