@@ -274,6 +274,7 @@ type call struct {
 	ip       string   // remote, formatted
 	deadline time.Time
 	hasKey   bool // the request carries an Idempotency-Key
+	trace    httptrace.ClientTrace
 }
 
 // Do sends req under ctx's deadline, with retries and redirects as the
@@ -295,7 +296,8 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 func (cl *call) do(ctx context.Context) (*Response, error) {
 	c, req := cl.c, cl.req
 	ctx = context.WithValue(ctx, callKey{}, cl)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: cl.gotConnection})
+	cl.trace.GotConn = cl.gotConnection
+	ctx = httptrace.WithClientTrace(ctx, &cl.trace)
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, nil)
 	if err != nil {
 		return nil, err
@@ -469,9 +471,9 @@ func checkRedirect(r *http.Request, via []*http.Request) error {
 // audit writes the one record of a call: no URL, no header, no body, and
 // every string in it redacted with the call's secrets.
 func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, start time.Time) {
-	var de *DeniedError
+	de := deniedOf(err)
 	level := slog.LevelInfo
-	if errors.As(err, &de) {
+	if de != nil {
 		level = slog.LevelWarn
 	}
 	logger := c.logger
@@ -485,37 +487,54 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	}
 	sec := cl.req.Secrets
 	// A record built here and handed to the handler: Logger.LogAttrs would
-	// also walk the stack for a source position nobody asked for.
+	// also walk the stack for a source position nobody asked for. The attrs
+	// are gathered first and added at once: the record then grows once.
 	now := time.Now()
 	r := slog.NewRecord(now, level, "outbound call", 0)
-	r.AddAttrs(
+	var buf [12]slog.Attr
+	attrs := append(buf[:0],
 		slog.String("tool", cl.req.Tool),
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("method", cl.req.Method),
 		slog.String("host", cl.hostname), // the template's literal host
 		slog.String("ip", cl.ip),
-	)
-	r.AddAttrs(
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 	)
 	switch {
 	case de != nil:
-		r.AddAttrs(slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
+		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
 		if de.IP.IsValid() {
-			r.AddAttrs(slog.String("denied_ip", de.IP.String()))
+			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
 		}
 	default:
-		r.AddAttrs(slog.String("decision", "allowed"))
+		attrs = append(attrs, slog.String("decision", "allowed"))
 	}
 	if resp != nil && resp.Status != 0 {
-		r.AddAttrs(slog.Int("status", resp.Status))
+		attrs = append(attrs, slog.Int("status", resp.Status))
 	}
 	if err != nil && de == nil {
-		r.AddAttrs(slog.String("error", Describe(err, sec)))
+		attrs = append(attrs, slog.String("error", Describe(err, sec)))
 	}
-	r.AddAttrs(cl.req.LogAttrs...)
+	if len(cl.req.LogAttrs) == 0 {
+		r.AddAttrs(attrs...)
+	} else {
+		r.AddAttrs(append(attrs, cl.req.LogAttrs...)...)
+	}
 	_ = logger.Handler().Handle(ctx, r)
+}
+
+// deniedOf returns the refusal err holds, if any: apart, so that a call
+// without an error allocates nothing to find out.
+func deniedOf(err error) *DeniedError {
+	if err == nil {
+		return nil
+	}
+	var de *DeniedError
+	if errors.As(err, &de) {
+		return de
+	}
+	return nil
 }
 
 // Describe words a fetch error without the URL (which may carry query

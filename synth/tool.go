@@ -117,7 +117,14 @@ func SkipOutputValidation() InvokeOption {
 }
 
 func newCall(t *Tool, cc CallContext, in json.RawMessage, opts []InvokeOption) *Call {
-	c := &Call{Tool: t, Context: cc, Input: in, Secrets: &redact.Set{}}
+	// The call and its redaction set in one allocation: they live and die
+	// together.
+	both := &struct {
+		c Call
+		s redact.Set
+	}{c: Call{Tool: t, Context: cc, Input: in}}
+	c := &both.c
+	c.Secrets = &both.s
 	for _, opt := range opts {
 		opt(&c.Options)
 	}
