@@ -51,6 +51,7 @@ FLOOR_PID=$!
 # ratio can be read both ways.
 FLOOR4=$(free_port)
 GOGC=400 "$work/floor" -addr "127.0.0.1:$FLOOR4" -upstream "http://127.0.0.1:$UP" & pids+=($!)
+FLOOR4_PID=$!
 # The same tool among 999 others.
 mkdir -p "$work/many"
 cp "$work/tools/get.json" "$work/many/"
@@ -88,26 +89,39 @@ rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 INVOKE='{"input":{"id":"1"}}'
 CALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}'
 MCPH=(-H "Accept: application/json, text/event-stream" -H "MCP-Protocol-Version: 2025-11-25")
-run() { # name, then load's arguments
-  local name=$1; shift
+# ticks: the CPU time (user + system, in clock ticks) the given processes
+# have used so far.
+ticks() {
+  local t=0 p u s
+  for p in "$@"; do
+    read -r u s < <(awk '{print $14, $15}' "/proc/$p/stat")
+    t=$((t + u + s))
+  done
+  echo "$t"
+}
+run() { # name, the pids whose CPU the row costs, then load's arguments
+  local name=$1 pids=$2 a b out; shift 2
   "$work/load" "$@" -c "$CONC" -d 2s >/dev/null # warm-up
-  echo "$name $("$work/load" "$@" -c "$CONC" -d "${SECS}s")"
+  a=$(ticks $pids)
+  out=$("$work/load" "$@" -c "$CONC" -d "${SECS}s")
+  b=$(ticks $pids)
+  echo "$name $((b - a)) $out"
 }
 echo "load: $CONC concurrent workers for ${SECS}s per row and round, $ROUNDS rounds, 1 KiB JSON upstream, 2 cores shared by everything; $(date -u +%F)"
 for round in $(seq "$ROUNDS"); do
-  run nginx -url "http://127.0.0.1:$NGX/items/1"
-  run floor -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
-  run floor-gogc400 -url "http://127.0.0.1:$FLOOR4/invoke" -method POST -body "$INVOKE"
+  run nginx "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr "\n" " ")" -url "http://127.0.0.1:$NGX/items/1"
+  run floor "$FLOOR_PID" -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE"
+  run floor-gogc400 "$FLOOR4_PID" -url "http://127.0.0.1:$FLOOR4/invoke" -method POST -body "$INVOKE"
   # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the first REST row.
   [ -n "${PPROF:-}" ] && [ "$round" = 1 ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
-  run rest -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
-  run mcp-1 -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}"
-  run mcp-1000 -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}"
+  run rest "$SVC_PID" -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY"
+  run mcp-1 "$SVC_PID" -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}"
+  run mcp-1000 "$MANY_PID" -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}"
   # Reload of 1000 tools under load: the same REST row with and without a
   # SIGHUP every 250 ms.
-  run rest-1000 -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
+  run rest-1000 "$MANY_PID" -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
   (while kill -0 "$MANY_PID" 2>/dev/null; do kill -HUP "$MANY_PID"; sleep 0.25; done) & hup=$!
-  run rest-1000-reload -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
+  run rest-1000-reload "$MANY_PID" -url "http://127.0.0.1:$MANY/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$MKEY"
   kill "$hup" 2>/dev/null || true
 done > "$work/results"
 {
@@ -117,8 +131,9 @@ done > "$work/results"
   sleep 0.3
   echo "reloads $(grep -c '"msg":"reloaded"' "$work/many.log" || true)"
 } >> "$work/results"
-python3 - "$work/results" <<'PY'
+python3 - "$work/results" "$(getconf CLK_TCK)" <<'PY'
 import json, statistics, sys
+tick_us = 1e6 / int(sys.argv[2])
 runs, rss, reloads = {}, {}, 0
 for line in open(sys.argv[1]):
     name, rest = line.split(" ", 1)
@@ -127,18 +142,21 @@ for line in open(sys.argv[1]):
     elif name.startswith("rss-"):
         rss[name[4:]] = int(rest) / 1024
     else:
-        runs.setdefault(name, []).append(json.loads(rest))
-med = {k: {m: statistics.median(x[m] for x in v) for m in ("rps", "p50_ms", "p99_ms")} | {"errors": sum(x["errors"] for x in v)} for k, v in runs.items()}
+        ticks, rest = rest.split(" ", 1)
+        x = json.loads(rest)
+        x["cpu_us"] = int(ticks) * tick_us / max(1, x["requests"])
+        runs.setdefault(name, []).append(x)
+med = {k: {m: statistics.median(x[m] for x in v) for m in ("rps", "p50_ms", "p99_ms", "cpu_us")} | {"errors": sum(x["errors"] for x in v)} for k, v in runs.items()}
 mem = {"nginx": None, "floor": rss["floor"], "floor-gogc400": None, "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
 labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "floor-gogc400": "Go floor, GOGC=400 (serve's default)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool",
           "mcp-1000": "httptools MCP tools/call, 1000 tools", "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
-print("| path | req/s (median) | req/s range | p50 ms | p99 ms (median) | p99 range | RSS MiB | errors |")
-print("|---|---|---|---|---|---|---|---|")
+print("| path | req/s (median) | req/s range | p50 ms | p99 ms (median) | p99 range | CPU µs/req | RSS MiB | errors |")
+print("|---|---|---|---|---|---|---|---|---|")
 for k in ("nginx", "floor", "floor-gogc400", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
     x, m, v = med[k], mem[k], runs[k]
     rr = f"{min(y['rps'] for y in v):.0f}–{max(y['rps'] for y in v):.0f}"
     pr = f"{min(y['p99_ms'] for y in v):.2f}–{max(y['p99_ms'] for y in v):.2f}"
-    print(f"| {labels[k]} | {x['rps']:.0f} | {rr} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {pr} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
+    print(f"| {labels[k]} | {x['rps']:.0f} | {rr} | {x['p50_ms']:.2f} | {x['p99_ms']:.2f} | {pr} | {x['cpu_us']:.0f} | {'-' if m is None else f'{m:.1f}'} | {x['errors']} |")
 def ratio(a, b, what):
     return med[a][what] / med[b][what]
 def pairs(a, b, what):
@@ -152,5 +170,6 @@ print(f"REST / Go floor at GOGC=400: req/s {ratio('rest','floor-gogc400','rps'):
 print(f"MCP / REST: req/s {ratio('mcp-1','rest','rps'):.2f} (goal >= 0.8; per round {fmt(pairs('mcp-1','rest','rps'))}), p99 {ratio('mcp-1','rest','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('mcp-1','rest','p99_ms'))})")
 print(f"MCP 1000 tools / 1 tool: req/s {ratio('mcp-1000','mcp-1','rps'):.2f} (goal within 10%: >= 0.9; per round {fmt(pairs('mcp-1000','mcp-1','rps'))})")
 print(f"REST during reloads / without ({reloads} reloads): p99 {ratio('rest-1000-reload','rest-1000','p99_ms'):.2f} (goal <= 1.5; per round {fmt(pairs('rest-1000-reload','rest-1000','p99_ms'))}), req/s {ratio('rest-1000-reload','rest-1000','rps'):.2f}")
+print(f"CPU per request (the service's own process, user + system): REST / Go floor {ratio('rest','floor','cpu_us'):.2f} (per round {fmt(pairs('rest','floor','cpu_us'))}), MCP / REST {ratio('mcp-1','rest','cpu_us'):.2f}")
 print(f"REST / nginx: req/s {ratio('rest','nginx','rps'):.2f}, p99 {ratio('rest','nginx','p99_ms'):.2f}")
 PY
