@@ -17,8 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 )
 
 // Budget is a number of bytes shared by every call of a process.
