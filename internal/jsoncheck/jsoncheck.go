@@ -15,9 +15,11 @@ package jsoncheck
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,6 +109,12 @@ type Options struct {
 	Grow func(n int64) error
 }
 
+// The parser's options, made once: unique names, and UTF-8 required or not.
+var (
+	strict  = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
+	lenient = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(true)}
+)
+
 var decoders = sync.Pool{New: func() any { return &pooled{} }}
 
 type pooled struct {
@@ -123,6 +131,16 @@ func Check(data []byte, maxDepth int) error { return CheckWith(data, maxDepth, O
 func CheckWith(data []byte, maxDepth int, o Options) error {
 	if err := scan(data, maxDepth); err != nil {
 		return err
+	}
+	// The common case, a good document, through jsontext's own pooled
+	// decoder (one reset, no buffer to wrap); a refused one is read again
+	// below for the error's offset and pointer.
+	opts := strict
+	if o.AllowInvalidUTF8 {
+		opts = lenient
+	}
+	if jsontext.Value(data).IsValid(opts...) {
+		return nil
 	}
 	p := decoders.Get().(*pooled)
 	defer decoders.Put(p)
@@ -158,14 +176,96 @@ func wrap(err error, data []byte) error {
 	return &Error{Kind: Syntax, Offset: se.ByteOffset, Pointer: string(se.JSONPointer), Err: se}
 }
 
-// scan reports nesting deeper than max and numbers over their bounds, in
-// one pass without parsing: what is inside strings does not count.
-// Malformed input is left to the parser.
-//
-// A long string is skipped by searching for its next quote (bytes.IndexByte,
-// which the runtime vectorises) and counting the backslashes before it: an
-// odd number escapes it.
+// scan reports nesting deeper than max and numbers over their bounds.
+// Most documents are first cleared by a cheaper look that cannot miss
+// either (see within); the rest are scanned exactly.
 func scan(data []byte, max int) error {
+	if within(data, max) {
+		return nil
+	}
+	return scanExact(data, max)
+}
+
+// within reports that data can hold no nesting deeper than max and no
+// number over its bounds, by looking at less than scanExact does; false
+// means it may (scanExact then says).
+//
+//   - Depth: nesting deeper than max needs more than max '[' and '{'.
+//     bytes.Count is vectorised.
+//   - Length: a number longer than MaxNumberLength has a run of at least
+//     minDigitRun digits (its integer, fraction or exponent), and such a run
+//     covers a byte at every (minDigitRun-1)th offset: those are probed.
+//   - Exponent: one beyond MaxExponent is an e or E right after a digit,
+//     then at least three digits (after a sign): each e and E is found
+//     eight bytes at a time and looked at.
+//
+// Strings are not told apart: a string that looks like a number only
+// sends the document to the exact scan.
+func within(data []byte, max int) bool {
+	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) > max {
+		return false
+	}
+	n := len(data)
+	for i := minDigitRun - 2; i < n; i += minDigitRun - 1 {
+		if !isDigit(data[i]) {
+			continue
+		}
+		a, b := i, i+1
+		for a > 0 && isDigit(data[a-1]) {
+			a--
+		}
+		for b < n && isDigit(data[b]) {
+			b++
+		}
+		if b-a >= minDigitRun {
+			return false
+		}
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		// 'E' | 0x20 is 'e', and only 'E' and 'e' become 'e'.
+		m := hasByte(binary.LittleEndian.Uint64(data[i:])|0x2020202020202020, 'e')
+		for m != 0 {
+			// Most e's follow a letter: a digit before it is looked at
+			// first, here.
+			if k := i + bits.TrailingZeros64(m)/8; k > 0 && data[k-1]-'0' < 10 && data[k]|0x20 == 'e' && bigExponent(data, k) {
+				return false
+			}
+			m &= m - 1
+		}
+	}
+	for ; i < n; i++ {
+		if data[i]|0x20 == 'e' && bigExponent(data, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// minDigitRun is the longest run of digits a number over MaxNumberLength
+// must have: its digits number at least MaxNumberLength-3 (a sign, a point,
+// an e and the exponent's sign aside), in at most three runs.
+const minDigitRun = (MaxNumberLength - 3 + 2) / 3
+
+// bigExponent reports whether the e at k may start an exponent of three or
+// more digits.
+func bigExponent(data []byte, k int) bool {
+	if k == 0 || !isDigit(data[k-1]) {
+		return false
+	}
+	j := k + 1
+	if j < len(data) && (data[j] == '+' || data[j] == '-') {
+		j++
+	}
+	return j+3 <= len(data) && isDigit(data[j]) && isDigit(data[j+1]) && isDigit(data[j+2])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// scanExact reports nesting deeper than max and numbers over their bounds,
+// in one pass without parsing: what is inside strings does not count.
+// Malformed input is left to the parser.
+func scanExact(data []byte, max int) error {
 	depth := 0
 	n := len(data)
 	for i := 0; i < n; {
@@ -208,11 +308,26 @@ func scan(data []byte, max int) error {
 }
 
 // skipString returns the offset just past the quote that closes the string
-// whose content starts at i, or len(data) if none does.
+// whose content starts at i, or len(data) if none does. It reads eight
+// bytes at a time, looking for a quote or a backslash in each word at once
+// (a backslash and the byte it escapes are stepped over).
 func skipString(data []byte, i int) int {
-	// Names and short values end within a few bytes: a plain loop finds
-	// their end sooner than a call does.
-	for end := min(len(data), i+16); i < end; i++ {
+	for i+8 <= len(data) {
+		w := binary.LittleEndian.Uint64(data[i:])
+		m := hasByte(w, '"') | hasByte(w, '\\')
+		if m == 0 {
+			i += 8
+			continue
+		}
+		// The lowest flagged byte is a true match: the trick's false
+		// positives only ever follow a true one.
+		j := i + bits.TrailingZeros64(m)/8
+		if data[j] == '"' {
+			return j + 1
+		}
+		i = j + 2
+	}
+	for ; i < len(data); i++ {
 		switch data[i] {
 		case '"':
 			return i + 1
@@ -220,24 +335,14 @@ func skipString(data []byte, i int) int {
 			i++
 		}
 	}
-	if i >= len(data) {
-		return len(data)
-	}
-	for {
-		k := bytes.IndexByte(data[i:], '"')
-		if k < 0 {
-			return len(data)
-		}
-		q := i + k
-		b := q
-		for b > i && data[b-1] == '\\' {
-			b--
-		}
-		i = q + 1
-		if (q-b)%2 == 0 {
-			return i
-		}
-	}
+	return len(data)
+}
+
+// hasByte flags (with its high bit) each byte of w equal to b.
+func hasByte(w uint64, b byte) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := w ^ (ones * uint64(b))
+	return (x - ones) &^ x & highs
 }
 
 // Byte classes of scan.

@@ -255,3 +255,56 @@ func TestScanSkipsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberBoundsAtEveryOffset: a number one character over the length
+// bound, or with an exponent one over its bound, is refused wherever it
+// sits (the quick look probes every 41st byte), and one at the bounds is
+// not.
+func TestNumberBoundsAtEveryOffset(t *testing.T) {
+	for pad := 0; pad < 130; pad++ {
+		for _, c := range []struct {
+			num string
+			bad bool
+		}{
+			{strings.Repeat("1", 128), false},
+			{strings.Repeat("1", 129), true},
+			{strings.Repeat("1", 63) + "." + strings.Repeat("1", 64), false},
+			{strings.Repeat("1", 64) + "." + strings.Repeat("1", 64), true},
+			{"-" + strings.Repeat("1", 42) + "." + strings.Repeat("1", 42) + "e+" + strings.Repeat("0", 40), false},
+			{"-" + strings.Repeat("1", 42) + "." + strings.Repeat("1", 42) + "e+" + strings.Repeat("0", 41), true},
+			// The shortest digit runs a number over the bound can have.
+			{strings.Repeat("1", 62) + "." + strings.Repeat("1", 63) + "e1", false},
+			{strings.Repeat("1", 63) + "." + strings.Repeat("1", 63) + "e1", true},
+			{"-" + strings.Repeat("1", 62) + "." + strings.Repeat("1", 62) + "E-1", true},
+			{"1e400", false}, {"1e401", true}, {"1E+0401", true}, {"2.5e-401", true}, {"2.5E-400", false},
+			{"1e99", false},
+		} {
+			doc := strings.Repeat(" ", pad) + `{"a":[` + c.num + `]}`
+			err := Check([]byte(doc), MaxDepth)
+			var je *Error
+			if got := errors.As(err, &je) && je.Kind == BadNumber; got != c.bad {
+				t.Fatalf("pad %d, %s: refused as a bad number %v, want %v (%v)", pad, c.num, got, c.bad, err)
+			}
+			// At the very end of the input too.
+			if err := scan([]byte(strings.Repeat(" ", pad)+c.num), MaxDepth); (err != nil) != c.bad {
+				t.Fatalf("pad %d, bare %s: scan %v, want bad %v", pad, c.num, err, c.bad)
+			}
+		}
+	}
+}
+
+// FuzzQuickLookMissesNothing: whatever the quick look clears, the exact
+// scan clears too.
+func FuzzQuickLookMissesNothing(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1e401]`, `[[[[1]]]]`, `["1e401"]`, `[` + strings.Repeat("9", 130) + `]`, `{"e":"E","x":1E+999}`} {
+		f.Add([]byte(s), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, depth uint8) {
+		max := int(depth%8) + 1
+		if within(b, max) {
+			if err := scanExact(b, max); err != nil {
+				t.Fatalf("%q (depth %d): the quick look cleared what the scan refuses: %v", b, max, err)
+			}
+		}
+	})
+}
