@@ -114,6 +114,36 @@ type Client struct {
 	// context, since go-retryablehttp's CheckRetry does not see the request.
 	retry  *retryablehttp.Client
 	logger *slog.Logger
+
+	// audits holds, per tool, method and host, the logger's handler with
+	// those attributes of the audit record already formatted
+	// (slog.Handler.WithAttrs): they are the same on every call of a tool.
+	audits     sync.Map // auditKey → slog.Handler
+	auditCount atomic.Int64
+}
+
+type auditKey struct {
+	tool, method, host string
+	denied             bool
+}
+
+// maxAuditHandlers bounds audits: past it (tools reloaded many times over)
+// the map starts again.
+const maxAuditHandlers = 4096
+
+// auditHandler is the client's handler with the call's fixed attributes.
+func (c *Client) auditHandler(tool, method, host string, denied bool) slog.Handler {
+	k := auditKey{tool, method, host, denied}
+	if h, ok := c.audits.Load(k); ok {
+		return h.(slog.Handler)
+	}
+	h := c.logger.Handler().WithAttrs([]slog.Attr{slog.String("tool", tool), slog.String("method", method), slog.String("host", host), decisionAttr(denied)})
+	if c.auditCount.Add(1) > maxAuditHandlers {
+		c.audits.Clear()
+		c.auditCount.Store(1)
+	}
+	c.audits.Store(k, h)
+	return h
 }
 
 type noCloseIdle struct{ rt http.RoundTripper }
@@ -476,9 +506,9 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if de != nil {
 		level = slog.LevelWarn
 	}
-	logger := c.logger
+	logger, own := c.logger, true
 	if cl.req.Logger != nil {
-		logger = cl.req.Logger
+		logger, own = cl.req.Logger, false
 	}
 	// The record is written even when the call's context has ended: slog
 	// handlers take the context for its values, not to stop.
@@ -492,23 +522,34 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	now := time.Now()
 	r := slog.NewRecord(now, level, "outbound call", 0)
 	var buf [12]slog.Attr
-	attrs := append(buf[:0],
-		slog.String("tool", cl.req.Tool),
+	attrs := buf[:0]
+	var h slog.Handler
+	if own {
+		// The client's own logger: tool, method, host and the decision
+		// come formatted.
+		h = c.auditHandler(cl.req.Tool, cl.req.Method, cl.hostname, de != nil)
+	} else {
+		// A call's logger (InvokeOptions.Logger) may be new on every
+		// call: nothing is kept for it.
+		h = logger.Handler()
+		attrs = append(attrs,
+			slog.String("tool", cl.req.Tool),
+			slog.String("method", cl.req.Method),
+			slog.String("host", cl.hostname), // the template's literal host
+			decisionAttr(de != nil),
+		)
+	}
+	attrs = append(attrs,
 		slog.String("tenant", cl.req.Tenant),
-		slog.String("method", cl.req.Method),
-		slog.String("host", cl.hostname), // the template's literal host
 		slog.String("ip", cl.ip),
 		slog.Int("attempts", cl.attempts),
 		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 	)
-	switch {
-	case de != nil:
-		attrs = append(attrs, slog.String("decision", "denied"), slog.String("why", sec.Redact(de.Why)))
+	if de != nil {
+		attrs = append(attrs, slog.String("why", sec.Redact(de.Why)))
 		if de.IP.IsValid() {
 			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
 		}
-	default:
-		attrs = append(attrs, slog.String("decision", "allowed"))
 	}
 	if resp != nil && resp.Status != 0 {
 		attrs = append(attrs, slog.Int("status", resp.Status))
@@ -521,7 +562,15 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	} else {
 		r.AddAttrs(append(attrs, cl.req.LogAttrs...)...)
 	}
-	_ = logger.Handler().Handle(ctx, r)
+	_ = h.Handle(ctx, r)
+}
+
+// decisionAttr is the audit record's word for the egress policy's decision.
+func decisionAttr(denied bool) slog.Attr {
+	if denied {
+		return slog.String("decision", "denied")
+	}
+	return slog.String("decision", "allowed")
 }
 
 // deniedOf returns the refusal err holds, if any: apart, so that a call
