@@ -234,7 +234,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	vals := make([]string, len(h.headers))
 	for i, hd := range h.headers {
 		v := hd.tmpl.Fill(in)
-		if strings.ContainsAny(v, "\r\n\x00") {
+		if hasLineBreakOrNUL(v) {
 			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
 		}
 		if v == "" && hd.name == "Idempotency-Key" {
@@ -287,12 +287,23 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 		}
 		r.redactor.Add(cred.Secret)
 		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, h.credVar, http.CanonicalHeaderKey(cred.Header)
-		if strings.ContainsAny(cred.Value, "\r\n\x00") {
+		if hasLineBreakOrNUL(cred.Value) {
 			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
 		}
 		r.Header.Set(cred.Header, cred.Value)
 	}
 	return r, nil
+}
+
+// hasLineBreakOrNUL reports whether s holds a CR, LF or NUL, which no
+// header value may.
+func hasLineBreakOrNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // expandURL fills the template after checking the input's values: a simple
@@ -339,10 +350,11 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 	}
 	// The host is literal in the template, and expansion encodes every
 	// delimiter in values; check again anyway.
-	if !strings.HasPrefix(strings.ToLower(u), h.origin.scheme+"://"+h.origin.host) {
+	originLen := len(h.origin.scheme) + 3 + len(h.origin.host)
+	if len(u) < originLen || !strings.EqualFold(u[:len(h.origin.scheme)], h.origin.scheme) || u[len(h.origin.scheme):len(h.origin.scheme)+3] != "://" ||
+		!strings.EqualFold(u[len(h.origin.scheme)+3:originLen], h.origin.host) {
 		return "", synth.HandlerError(ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
-	originLen := len(h.origin.scheme) + 3 + len(h.origin.host)
 	if rest := u[originLen:]; rest != "" && !strings.ContainsRune("/?#", rune(rest[0])) {
 		return "", synth.HandlerError(ReasonInvalidURL, "the expanded URL left the template's origin %s://%s", h.origin.scheme, h.origin.host)
 	}
