@@ -1,0 +1,128 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// kibAnswer is the load benchmark's upstream answer: 1 KiB of JSON.
+var kibAnswer = func() string {
+	var b strings.Builder
+	b.WriteString(`{"id":"1","title":"benchmark item","labels":[`)
+	for i := 0; b.Len() < 1000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"name":"label-%d"}`, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}()
+
+// memUpstream answers every request with kibAnswer, in memory.
+type memUpstream struct{}
+
+func (memUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: r,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		ContentLength: int64(len(kibAnswer)), Body: io.NopCloser(strings.NewReader(kibAnswer))}, nil
+}
+
+// BenchmarkRESTOverhead is one REST invoke handled in process, with the
+// network taken out on both sides (the request is handed to the handler,
+// the upstream answers from memory): what is left is the service's own
+// work per request — key check, tenant, limits, envelope, input and output
+// checks, the call, metrics, the audit record and the access log, all on —
+// beside bench/floor's handler doing the least (envelope in, one GET,
+// json.Valid, envelope out) the same way. The load benchmark (bench/run.sh)
+// adds the sockets both pay alike.
+func BenchmarkRESTOverhead(b *testing.B) {
+	body := []byte(`{"input":{"id":"1"}}`)
+	b.Run("floor", func(b *testing.B) {
+		client := &http.Client{Transport: memUpstream{}}
+		h := http.NewServeMux()
+		h.HandleFunc("POST /invoke", func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Input struct {
+					ID string `json:"id"`
+				} `json:"input"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			start := time.Now()
+			resp, err := client.Get("http://api.example/items/" + req.Input.ID)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || !json.Valid(out) {
+				http.Error(w, "bad upstream answer", http.StatusBadGateway)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"output":%s,"meta":{"status":%d,"attempts":1,"durationMs":%d,"outsideData":true}}`+"\n", out, resp.StatusCode, time.Since(start).Milliseconds())
+		})
+		serveBench(b, h, "/invoke", body, "")
+	})
+	b.Run("httptools", func(b *testing.B) {
+		dir := b.TempDir()
+		os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
+			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"http://api.example/items/{id}"}}`), 0o644)
+		keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+		store := openTestStore(b, filepath.Join(b.TempDir(), "db"), keys)
+		// The records are formatted as serve formats them (JSON), and
+		// dropped.
+		logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+		reg := &synth.Registry{}
+		reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+			UserAgent: httpspec.UserAgent, Logger: logger,
+			WrapTransport: func(http.RoundTripper) http.RoundTripper { return memUpstream{} },
+		})))
+		srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger})
+		if err != nil {
+			b.Fatal(err)
+		}
+		key, _, _ := store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
+		serveBench(b, srv.Handler(), "/v1/tools/bench.get-issue/invoke", body, key)
+	})
+}
+
+// serveBench posts body to path on h once per iteration.
+func serveBench(b *testing.B, h http.Handler, path string, body []byte, key string) {
+	rd := bytes.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		r := httptest.NewRequest("POST", path, rd)
+		r.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			r.Header.Set("Authorization", "Bearer "+key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 || w.Body.Len() < len(kibAnswer) {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
