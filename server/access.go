@@ -108,6 +108,33 @@ func (w *accessWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// routeKey names the fixed attributes of an access record.
+type routeKey struct{ method, route, tool string }
+
+// maxRouteHandlers bounds Server.routeLogs: past it (tools reloaded many
+// times over) the map starts again.
+const maxRouteHandlers = 4096
+
+// accessHandler is h with a route's fixed attributes (method, route, and
+// the tool of a tool route) formatted once (slog.Handler.WithAttrs).
+func (s *Server) accessHandler(h slog.Handler, method, route, tool string) slog.Handler {
+	k := routeKey{method, route, tool}
+	if v, ok := s.routeLogs.Load(k); ok {
+		return v.(slog.Handler)
+	}
+	attrs := []slog.Attr{slog.String("method", method), slog.String("route", route)}
+	if tool != "" {
+		attrs = append(attrs, slog.String("tool", tool))
+	}
+	v := h.WithAttrs(attrs)
+	if s.routeLogCount.Add(1) > maxRouteHandlers {
+		s.routeLogs.Clear()
+		s.routeLogCount.Store(1)
+	}
+	s.routeLogs.Store(k, v)
+	return v
+}
+
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	log := s.cfg.AccessLogger
 	if log == nil {
@@ -131,13 +158,28 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			if route == "" || route == "/" {
 				route = "(no route)"
 			}
-			attrs := make([]slog.Attr, 0, 9)
-			attrs = append(attrs,
-				slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
-				slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
-			if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
-				attrs = append(attrs, slog.String("tool", r.PathValue("id")))
+			h := log.Handler()
+			if !h.Enabled(r.Context(), slog.LevelInfo) {
+				return
 			}
+			tool := ""
+			if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
+				tool = r.PathValue("id")
+			}
+			var buf [16]slog.Attr
+			attrs := buf[:0]
+			if route != "(no route)" && status > 0 && status < 400 {
+				// A route (and tool) that answered: its attributes come
+				// formatted. Anything else a client can vary at will is
+				// formatted per record, never kept.
+				h = s.accessHandler(h, r.Method, route, tool)
+			} else {
+				attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route))
+				if tool != "" {
+					attrs = append(attrs, slog.String("tool", tool))
+				}
+			}
+			attrs = append(attrs, slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 			if a.rpc != "" {
 				attrs = append(attrs, slog.String("rpc", a.rpc))
 				if a.rpcTool != "" {
@@ -161,11 +203,9 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			attrs = append(attrs, slog.Int64("bytes", aw.bytes))
 			// A record handed to the handler: Logger.LogAttrs would also
 			// walk the stack for a source position nobody asked for.
-			if h := log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
-				rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-				rec.AddAttrs(attrs...)
-				_ = h.Handle(r.Context(), rec)
-			}
+			rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			rec.AddAttrs(attrs...)
+			_ = h.Handle(r.Context(), rec)
 		}()
 		next.ServeHTTP(aw, r)
 	})

@@ -13,12 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
+	"github.com/tidwall/gjson"
 )
 
 // readJSON decodes a capped request body: 413 over the cap, 400 with the
@@ -33,6 +35,47 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 
 // readJSONBody is readJSON also returning the body read.
 func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
+	body, ok := s.readCheckedBody(w, r)
+	if !ok || !decodeBody(w, body, v) {
+		return nil, false
+	}
+	return body, true
+}
+
+// bareInput reads the usual invoke body, {"input": {…}} and nothing else,
+// without reflection: true when body is that and req is filled (its input a
+// view of body). Any other body — a context, another member, an input that
+// is not an object, a name spelled with escapes — is left to decodeBody,
+// which reads it as it always has.
+func bareInput(body []byte, req *callRequest) bool {
+	view := unsafe.String(unsafe.SliceData(body), len(body)) // read here only; nothing keeps it
+	root := gjson.Parse(view)
+	if !root.IsObject() {
+		return false
+	}
+	var in gjson.Result
+	ok := true
+	root.ForEach(func(k, v gjson.Result) bool {
+		if k.Raw != `"input"` || !v.IsObject() {
+			ok = false
+		}
+		in = v
+		return ok
+	})
+	if !ok || in.Raw == "" {
+		return false
+	}
+	if in.Index > 0 && in.Index+len(in.Raw) <= len(body) && string(body[in.Index:in.Index+len(in.Raw)]) == in.Raw {
+		req.Input = json.RawMessage(body[in.Index : in.Index+len(in.Raw) : in.Index+len(in.Raw)])
+	} else {
+		req.Input = json.RawMessage(in.Raw) // copied off the view
+	}
+	return true
+}
+
+// readCheckedBody reads a JSON body under the input cap and checks it
+// (jsoncheck), answering the request itself when it is refused.
+func (s *Server) readCheckedBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -65,6 +108,12 @@ func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, v any) ([]
 		writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, "the body "+err.Error())
 		return nil, false
 	}
+	return body, true
+}
+
+// decodeBody decodes a checked body into v, answering the request itself
+// when it does not fit.
+func decodeBody(w http.ResponseWriter, body []byte, v any) bool {
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		switch {
@@ -73,9 +122,9 @@ func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, v any) ([]
 		default:
 			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", err.Error())
 		}
-		return nil, false
+		return false
 	}
-	return body, true
+	return true
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
@@ -228,8 +277,11 @@ type callRequest struct {
 // refused with the way to wrap it.
 func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (callRequest, bool) {
 	var req callRequest
-	body, ok := s.readJSONBody(w, r, &req)
+	body, ok := s.readCheckedBody(w, r)
 	if !ok {
+		return req, false
+	}
+	if !bareInput(body, &req) && !decodeBody(w, body, &req) {
 		return req, false
 	}
 	if req.Input == nil {
@@ -564,8 +616,16 @@ const outputHead = `{"output":`
 // metaJSON is the end of a successful invoke's body: the meta member and
 // the closing brace.
 func metaJSON(res *synth.Result) []byte {
-	return fmt.Appendf(make([]byte, 0, 96), `,"meta":{"status":%d,"attempts":%d,"durationMs":%d,"outsideData":%t}}`+"\n",
-		res.Status, res.Attempts, res.Duration.Milliseconds(), res.OutsideData)
+	b := make([]byte, 0, 96)
+	b = append(b, `,"meta":{"status":`...)
+	b = strconv.AppendInt(b, int64(res.Status), 10)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(res.Attempts), 10)
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendInt(b, res.Duration.Milliseconds(), 10)
+	b = append(b, `,"outsideData":`...)
+	b = strconv.AppendBool(b, res.OutsideData)
+	return append(b, "}}\n"...)
 }
 
 // restSink streams an invoke's output: Begin sends the 200 and the head of

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -125,4 +127,29 @@ func serveBench(b *testing.B, h http.Handler, path string, body []byte, key stri
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
+}
+
+// FuzzBareInput: whatever the reflection-free read of an invoke body
+// accepts, encoding/json reads the same way: the same input, no context.
+func FuzzBareInput(f *testing.F) {
+	for _, s := range []string{`{"input":{"id":"1"}}`, ` {"input" : {"a":[1,2]} } `, `{"Input":{}}`, `{"input":{},"context":{"person":"p"}}`,
+		`{"\u0069nput":{}}`, `{"input":null}`, `{"input":[]}`, `[]`, `{"input":{"x":"\u00e9"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if jsoncheck.Check(body, jsoncheck.MaxDocumentDepth) != nil {
+			return
+		}
+		var fast callRequest
+		if !bareInput(body, &fast) {
+			return
+		}
+		var slow callRequest
+		if err := json.Unmarshal(body, &slow); err != nil {
+			t.Fatalf("%q: read without reflection, but encoding/json refuses it: %v", body, err)
+		}
+		if !bytes.Equal(fast.Input, slow.Input) || !reflect.DeepEqual(fast.Context, slow.Context) {
+			t.Fatalf("%q: input %q and context %+v, encoding/json reads %q and %+v", body, fast.Input, fast.Context, slow.Input, slow.Context)
+		}
+	})
 }

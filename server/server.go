@@ -92,6 +92,9 @@ type Server struct {
 	inflight sync.WaitGroup
 	keys     sync.Map // API key → keyEntry: a store read per key per minute, not per request
 
+	routeLogs     sync.Map // routeKey → slog.Handler with the route's access attributes
+	routeLogCount atomic.Int64
+
 	mcpMu    sync.Mutex
 	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
 
