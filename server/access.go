@@ -173,13 +173,14 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				// formatted. Anything else a client can vary at will is
 				// formatted per record, never kept.
 				h = s.accessHandler(h, r.Method, route, tool)
+				attrs = append(attrs, slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 			} else {
-				attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route))
+				attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route),
+					slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 				if tool != "" {
 					attrs = append(attrs, slog.String("tool", tool))
 				}
 			}
-			attrs = append(attrs, slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 			if a.rpc != "" {
 				attrs = append(attrs, slog.String("rpc", a.rpc))
 				if a.rpcTool != "" {
