@@ -305,6 +305,7 @@ type call struct {
 	deadline time.Time
 	hasKey   bool // the request carries an Idempotency-Key
 	trace    httptrace.ClientTrace
+	resp     Response
 }
 
 // Do sends req under ctx's deadline, with retries and redirects as the
@@ -362,7 +363,8 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
+	out := &cl.resp // the call and its response in one allocation
+	*out = Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
 	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
 		if resp.ContentLength > limit {
 			return out, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)

@@ -187,6 +187,10 @@ type request struct {
 	// credentialVar the variable that stands for it in a printed curl, in
 	// the header credentialHeader.
 	credential, credentialVar, credentialHeader string
+	// sent is the request as handed to the client: made with it, in one
+	// allocation, as are the values of a few headers.
+	sent fetch.Request
+	vals [4]string
 }
 
 // Spec returns a copy of the handler's spec, defaults not filled in.
@@ -231,7 +235,12 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	r := &request{Method: h.spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: secrets}
 	// One backing array for every header value; each slice is capped so an
 	// Add by someone else reallocates instead of writing into a neighbour.
-	vals := make([]string, len(h.headers))
+	var vals []string
+	if len(h.headers) <= len(r.vals) {
+		vals = r.vals[:len(h.headers)]
+	} else {
+		vals = make([]string, len(h.headers))
+	}
 	for i, hd := range h.headers {
 		v := hd.tmpl.Fill(in)
 		if hasLineBreakOrNUL(v) {
@@ -606,7 +615,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (h *Handler) send(ctx context.Context, r *request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
 	rng := h.spec.Success()
-	return h.client.Do(ctx, &fetch.Request{
+	r.sent = fetch.Request{
 		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
 		Allowlist: h.allowlist, Restricted: h.restricted,
 		AuthHeaders: h.authHeaders, Secrets: r.redactor,
@@ -615,7 +624,8 @@ func (h *Handler) send(ctx context.Context, r *request, call *synth.Call, stream
 		Tool: h.toolID, Tenant: call.Context.Tenant,
 		Logger: call.Options.Logger, LogAttrs: call.Options.LogAttrs,
 		Stream: stream,
-	})
+	}
+	return h.client.Do(ctx, &r.sent)
 }
 
 func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
@@ -718,8 +728,8 @@ func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
 	}
-	out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
 	if !h.spec.Parse() {
+		out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
 		if !utf8.Valid(resp.Body) {
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseNotText, Status: resp.Status,
 				Message: "the response is not valid UTF-8 text, so it cannot be returned as a string"}
@@ -733,8 +743,7 @@ func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error
 	}
 	raw := bytes.TrimSpace(resp.Body)
 	if len(raw) == 0 {
-		out.JSON = json.RawMessage("null")
-		return out, nil
+		return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, JSON: json.RawMessage("null")}, nil
 	}
 	out, err := synth.CheckOutput(raw)
 	if err != nil {
