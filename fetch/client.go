@@ -305,7 +305,6 @@ type call struct {
 	deadline time.Time
 	hasKey   bool // the request carries an Idempotency-Key
 	trace    httptrace.ClientTrace
-	resp     Response
 }
 
 // Do sends req under ctx's deadline, with retries and redirects as the
@@ -321,6 +320,10 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 		resp.IP = cl.ip
 	}
 	c.audit(ctx, cl, resp, err, start)
+	// The transport may keep the request's context, and with it the call,
+	// a while after this: let go of the request (its headers hold the
+	// credential) now.
+	cl.req = nil
 	return resp, err
 }
 
@@ -363,8 +366,10 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
-	out := &cl.resp // the call and its response in one allocation
-	*out = Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
+	// The response is not kept in the call: the transport may hold the
+	// request's context (and so the call) past the call's end, and must not
+	// hold the answer with it.
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
 	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
 		if resp.ContentLength > limit {
 			return out, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)
