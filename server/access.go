@@ -23,6 +23,19 @@ type accessKey struct{}
 type access struct {
 	tenant, keyID string
 	rpc, rpcTool  string // an MCP request's JSON-RPC method and tool
+	// outcome of an MCP answer, when its handler says (the fast path);
+	// else it is read from the answer's head.
+	outcome      string
+	outcomeKnown bool
+}
+
+// noteMCPCall records a tools/call the fast path answered: the tool and
+// the outcome ("rpc-error <code>", "tool-error" or ""), so that the answer
+// need not be read again for them.
+func noteMCPCall(ctx context.Context, tool, outcome string) {
+	if a, _ := ctx.Value(accessKey{}).(*access); a != nil {
+		a.rpc, a.rpcTool, a.outcome, a.outcomeKnown = "tools/call", tool, outcome, true
+	}
 }
 
 // noteRPC records an MCP request's method and, for tools/call, the tool;
@@ -73,6 +86,7 @@ const errorSniff = 512
 // accessWriter sees the status and, of an error answer, its first bytes.
 type accessWriter struct {
 	http.ResponseWriter
+	a      *access
 	status int
 	bytes  int64
 	head   []byte
@@ -90,7 +104,7 @@ func (w *accessWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if (w.status >= 400 || w.sniff) && len(w.head) < errorSniff {
+	if (w.status >= 400 || w.sniff && !w.a.outcomeKnown) && len(w.head) < errorSniff {
 		w.head = append(w.head, b[:min(len(b), errorSniff-len(w.head))]...)
 	}
 	n, err := w.ResponseWriter.Write(b)
@@ -143,7 +157,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		a := &access{}
-		aw := &accessWriter{ResponseWriter: w, sniff: r.URL.Path == "/mcp"}
+		aw := &accessWriter{ResponseWriter: w, a: a, sniff: r.URL.Path == "/mcp"}
 		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
 		defer func() {
 			status := aw.status
@@ -186,7 +200,11 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				if a.rpcTool != "" {
 					attrs = append(attrs, slog.String("tool", a.rpcTool))
 				}
-				if o := rpcOutcome(aw.head); o != "" && status < 400 {
+				o := a.outcome
+				if !a.outcomeKnown {
+					o = rpcOutcome(aw.head)
+				}
+				if o != "" && status < 400 {
 					attrs = append(attrs, slog.String("outcome", o))
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -84,9 +85,26 @@ func BenchmarkRESTOverhead(b *testing.B) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"output":%s,"meta":{"status":%d,"attempts":1,"durationMs":%d,"outsideData":true}}`+"\n", out, resp.StatusCode, time.Since(start).Milliseconds())
 		})
-		serveBench(b, h, "/invoke", body, "")
+		serveBench(b, h, "/invoke", body, "", nil)
 	})
 	b.Run("httptools", func(b *testing.B) {
+		h, key := memServer(b)
+		serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
+	})
+}
+
+// BenchmarkMCPOverhead is BenchmarkRESTOverhead's httptools row as one MCP
+// tools/call (the fast path), for the MCP / REST ratio without the network.
+func BenchmarkMCPOverhead(b *testing.B) {
+	h, key := memServer(b)
+	serveBench(b, h, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}`), key,
+		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+}
+
+// memServer is a service with the load benchmark's tool on memUpstream,
+// logging as serve does (JSON, dropped), and an admin key.
+func memServer(b *testing.B) (http.Handler, string) {
+	{
 		dir := b.TempDir()
 		os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
 			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
@@ -106,12 +124,12 @@ func BenchmarkRESTOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		key, _, _ := store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
-		serveBench(b, srv.Handler(), "/v1/tools/bench.get-issue/invoke", body, key)
-	})
+		return srv.Handler(), key
+	}
 }
 
 // serveBench posts body to path on h once per iteration.
-func serveBench(b *testing.B, h http.Handler, path string, body []byte, key string) {
+func serveBench(b *testing.B, h http.Handler, path string, body []byte, key string, header map[string]string) {
 	rd := bytes.NewReader(body)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -120,6 +138,9 @@ func serveBench(b *testing.B, h http.Handler, path string, body []byte, key stri
 		r.Header.Set("Content-Type", "application/json")
 		if key != "" {
 			r.Header.Set("Authorization", "Bearer "+key)
+		}
+		for k, v := range header {
+			r.Header.Set(k, v)
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -150,6 +171,21 @@ func FuzzBareInput(f *testing.F) {
 		}
 		if !bytes.Equal(fast.Input, slow.Input) || !reflect.DeepEqual(fast.Context, slow.Context) {
 			t.Fatalf("%q: input %q and context %+v, encoding/json reads %q and %+v", body, fast.Input, fast.Context, slow.Input, slow.Context)
+		}
+	})
+}
+
+// FuzzAppendQuoted: the fast quoting of a tools/call's text is
+// jsontext.AppendQuote's, byte for byte, whatever the text (invalid UTF-8,
+// control characters, quotes and backslashes anywhere).
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", `{"a":"b"}`, "a\"b\\c", "tab\there", "\x00\x1f\x7f", "café", "\xff\xfe", "a\u2028b", "\"\xe9\"", strings.Repeat("x", 300) + "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := jsontext.AppendQuote([]byte("prefix"), s)
+		if got := appendQuoted([]byte("prefix"), s); !bytes.Equal(got, want) {
+			t.Fatalf("%q: %q, jsontext gives %q", s, got, want)
 		}
 	})
 }

@@ -223,10 +223,10 @@ func (s *Server) Handler() http.Handler {
 				mcpHandler.ServeHTTP(w, r)
 				return
 			}
-			noteRPC(r.Context(), body)
 			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body) {
-				return
+				return // it told the access record what it read and answered
 			}
+			noteRPC(r.Context(), body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			s.noteInitialize(r, body)
 		}
