@@ -122,6 +122,16 @@ func (w *accessWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// standardMethod reports whether m is one of HTTP's usual methods: the only
+// ones whose records are preformatted (a client may send any token).
+func standardMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
 // routeKey names the fixed attributes of an access record.
 type routeKey struct{ method, route, tool string }
 
@@ -182,7 +192,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			}
 			var buf [16]slog.Attr
 			attrs := buf[:0]
-			if route != "(no route)" && status > 0 && status < 400 {
+			if route != "(no route)" && status > 0 && status < 400 && standardMethod(r.Method) {
 				// A route (and tool) that answered: its attributes come
 				// formatted. Anything else a client can vary at will is
 				// formatted per record, never kept.

@@ -88,7 +88,7 @@ func BenchmarkRESTOverhead(b *testing.B) {
 		serveBench(b, h, "/invoke", body, "", nil)
 	})
 	b.Run("httptools", func(b *testing.B) {
-		h, key := memServer(b)
+		_, h, key := memServer(b, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 		serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
 	})
 }
@@ -96,36 +96,31 @@ func BenchmarkRESTOverhead(b *testing.B) {
 // BenchmarkMCPOverhead is BenchmarkRESTOverhead's httptools row as one MCP
 // tools/call (the fast path), for the MCP / REST ratio without the network.
 func BenchmarkMCPOverhead(b *testing.B) {
-	h, key := memServer(b)
+	_, h, key := memServer(b, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	serveBench(b, h, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}`), key,
 		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
 }
 
 // memServer is a service with the load benchmark's tool on memUpstream,
-// logging as serve does (JSON, dropped), and an admin key.
-func memServer(b *testing.B) (http.Handler, string) {
-	{
-		dir := b.TempDir()
-		os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
-			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
-			"spec":{"kind":"http","method":"GET","urlTemplate":"http://api.example/items/{id}"}}`), 0o644)
-		keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
-		store := openTestStore(b, filepath.Join(b.TempDir(), "db"), keys)
-		// The records are formatted as serve formats them (JSON), and
-		// dropped.
-		logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-		reg := &synth.Registry{}
-		reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-			UserAgent: httpspec.UserAgent, Logger: logger,
-			WrapTransport: func(http.RoundTripper) http.RoundTripper { return memUpstream{} },
-		})))
-		srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger})
-		if err != nil {
-			b.Fatal(err)
-		}
-		key, _, _ := store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
-		return srv.Handler(), key
+// logging to logger (serve logs JSON), and an admin key.
+func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, string) {
+	dir := tb.TempDir()
+	os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"http://api.example/items/{id}"}}`), 0o644)
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(tb, filepath.Join(tb.TempDir(), "db"), keys)
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+		UserAgent: httpspec.UserAgent, Logger: logger,
+		WrapTransport: func(http.RoundTripper) http.RoundTripper { return memUpstream{} },
+	})))
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	key, _, _ := store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
+	return srv, srv.Handler(), key
 }
 
 // serveBench posts body to path on h once per iteration.
