@@ -37,9 +37,10 @@ func TestAuditRecordsPastTheCache(t *testing.T) {
 	if k := c.auditCount.Load(); k > maxAuditHandlers {
 		t.Errorf("%d attribute sets kept, over the bound %d", k, maxAuditHandlers)
 	}
-	// The same tool, refused by its allowlist: decision denied, not the
-	// allowed set of its earlier call.
-	if _, err := c.Do(context.Background(), &Request{Method: "GET", URL: "http://h1.example/x", Tool: "t.1", Tenant: "acme",
+	// The last tool again, refused by its allowlist: decision denied, not
+	// the allowed set its earlier call left.
+	last := n - 1
+	if _, err := c.Do(context.Background(), &Request{Method: "GET", URL: fmt.Sprintf("http://h%d.example/x", last), Tool: fmt.Sprintf("t.%d", last), Tenant: "acme",
 		Restricted: true, Allowlist: []string{"other.example"}, SuccessMin: 200, SuccessMax: 299}); err == nil {
 		t.Fatal("the allowlist let the call through")
 	}
@@ -54,7 +55,7 @@ func TestAuditRecordsPastTheCache(t *testing.T) {
 		}
 		tool, host, decision := fmt.Sprintf("t.%d", i), fmt.Sprintf("h%d.example", i), "allowed"
 		if i == n {
-			tool, host, decision = "t.1", "h1.example", "denied"
+			tool, host, decision = fmt.Sprintf("t.%d", n-1), fmt.Sprintf("h%d.example", n-1), "denied"
 		}
 		if rec["tool"] != tool || rec["host"] != host || rec["method"] != "GET" || rec["decision"] != decision || rec["tenant"] != "acme" {
 			t.Fatalf("record %d: %v, want tool %s, host %s, decision %s", i, rec, tool, host, decision)
