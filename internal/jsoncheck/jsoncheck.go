@@ -10,7 +10,10 @@
 //
 // Syntax, UTF-8 and duplicate names are checked by
 // github.com/go-json-experiment/json's jsontext (the encoding/json/v2 text
-// layer); the depth by a scan of our own ahead of it.
+// layer); the depth and the numbers' bounds by a look of our own ahead of
+// it: counting brackets, probing digit runs and looking at each e clears
+// most documents at a fraction of a scan's cost, and the rest are scanned
+// exactly.
 package jsoncheck
 
 import (
@@ -242,9 +245,9 @@ func within(data []byte, max int) bool {
 	return true
 }
 
-// minDigitRun is the longest run of digits a number over MaxNumberLength
-// must have: its digits number at least MaxNumberLength-3 (a sign, a point,
-// an e and the exponent's sign aside), in at most three runs.
+// minDigitRun is a run of digits every number over MaxNumberLength has one
+// at least as long as: its digits number at least MaxNumberLength-3 (a
+// sign, a point, an e and the exponent's sign aside), in at most three runs.
 const minDigitRun = (MaxNumberLength - 3 + 2) / 3
 
 // bigExponent reports whether the e at k may start an exponent of three or
