@@ -3,7 +3,6 @@ package httpspec_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,29 +10,18 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/benchkit"
 	"github.com/httptools/httptools/synth"
 )
 
-// kib is a 1 KiB JSON document, like a small API object.
-var kib = func() string {
-	var b strings.Builder
-	b.WriteString(`{"id":9007199254740993,"title":"benchmark issue","labels":[`)
-	for i := 0; b.Len() < 1000; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"name":"label-%d"}`, i, i)
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}()
+// kib is the benchmarks' upstream answer: 1 KiB of JSON.
+var kib = benchkit.Answer
 
 // BenchmarkInvoke times one GET that returns 1 KiB of JSON, synthesized from
 // a manifest and written by hand with net/http, against the same server in
@@ -49,9 +37,9 @@ func BenchmarkInvoke(b *testing.B) {
 
 	// The baseline: what a careful engineer writes by hand for one API call,
 	// with a deadline as every outbound call should have.
-	b.Run("handwritten", func(b *testing.B) { handwritten(b, srv.URL, true) })
+	b.Run("handwritten", func(b *testing.B) { handwritten(b, pooled(), srv.URL, true) })
 	// The same without a deadline, for reference.
-	b.Run("handwritten-nodeadline", func(b *testing.B) { handwritten(b, srv.URL, false) })
+	b.Run("handwritten-nodeadline", func(b *testing.B) { handwritten(b, pooled(), srv.URL, false) })
 
 	b.Run("synthesized", func(b *testing.B) { synthesized(b, srv.URL, loopbackLoader) })
 	// The same with the audit record switched off (a logger whose level is
@@ -94,12 +82,18 @@ var quietLoader = func() *synth.Loader {
 	return &synth.Loader{Registry: reg}
 }()
 
-func handwritten(b *testing.B, base string, deadline bool) {
-	// The same pool settings as fetch.Client's transport.
-	client := &http.Client{Transport: &http.Transport{
+// pooled is a client with the same pool settings as fetch.Client's
+// transport.
+func pooled() *http.Client {
+	return &http.Client{Transport: &http.Transport{
 		ForceAttemptHTTP2: true, MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second, MaxResponseHeaderBytes: 1 << 20,
 	}}
+}
+
+// handwritten is what a careful engineer writes by hand for the call, sent
+// with client to base.
+func handwritten(b *testing.B, client *http.Client, base string, deadline bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})
@@ -126,16 +120,6 @@ func handwritten(b *testing.B, base string, deadline bool) {
 	}
 }
 
-// canned answers every request with kib, in memory: no socket, no server,
-// so that what remains of a call is the client's own work.
-type canned struct{}
-
-func (canned) RoundTrip(r *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: r,
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		ContentLength: int64(len(kib)), Body: io.NopCloser(strings.NewReader(kib))}, nil
-}
-
 // BenchmarkOverhead is BenchmarkInvoke with the network taken out: both
 // sides send through the same in-memory transport, so the difference is
 // httptools' own work per call, without the loopback's noise (two goroutines
@@ -143,35 +127,14 @@ func (canned) RoundTrip(r *http.Request) (*http.Response, error) {
 // difference itself).
 func BenchmarkOverhead(b *testing.B) {
 	b.Run("handwritten", func(b *testing.B) {
-		client := &http.Client{Transport: canned{}}
-		b.ReportAllocs()
-		for b.Loop() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			u := "http://api.example/repos/" + url.PathEscape("octo") + "/" + url.PathEscape("hello") + "/issues/" + strconv.Itoa(42)
-			req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Header.Set("Accept", "application/json")
-			req.Header.Set("Authorization", "Bearer t0ken")
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			cancel()
-			if err != nil || resp.StatusCode != 200 || !json.Valid(body) {
-				b.Fatal("bad response")
-			}
-		}
+		handwritten(b, &http.Client{Transport: benchkit.Memory{}}, "http://api.example", true)
 	})
 	b.Run("synthesized", func(b *testing.B) {
 		reg := &synth.Registry{}
 		reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 			UserAgent:     httpspec.UserAgent,
 			Logger:        quiet,
-			WrapTransport: func(http.RoundTripper) http.RoundTripper { return canned{} },
+			WrapTransport: func(http.RoundTripper) http.RoundTripper { return benchkit.Memory{} },
 		})))
 		synthesized(b, "http://api.example", &synth.Loader{Registry: reg})
 	})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,38 +13,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/benchkit"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 )
-
-// kibAnswer is the load benchmark's upstream answer: 1 KiB of JSON.
-var kibAnswer = func() string {
-	var b strings.Builder
-	b.WriteString(`{"id":"1","title":"benchmark item","labels":[`)
-	for i := 0; b.Len() < 1000; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"name":"label-%d"}`, i, i)
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}()
-
-// memUpstream answers every request with kibAnswer, in memory.
-type memUpstream struct{}
-
-func (memUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: r,
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		ContentLength: int64(len(kibAnswer)), Body: io.NopCloser(strings.NewReader(kibAnswer))}, nil
-}
 
 // BenchmarkRESTOverhead is one REST invoke handled in process, with the
 // network taken out on both sides (the request is handed to the handler,
@@ -58,33 +34,7 @@ func (memUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 func BenchmarkRESTOverhead(b *testing.B) {
 	body := []byte(`{"input":{"id":"1"}}`)
 	b.Run("floor", func(b *testing.B) {
-		client := &http.Client{Transport: memUpstream{}}
-		h := http.NewServeMux()
-		h.HandleFunc("POST /invoke", func(w http.ResponseWriter, r *http.Request) {
-			var req struct {
-				Input struct {
-					ID string `json:"id"`
-				} `json:"input"`
-			}
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			start := time.Now()
-			resp, err := client.Get("http://api.example/items/" + req.Input.ID)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			out, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || !json.Valid(out) {
-				http.Error(w, "bad upstream answer", http.StatusBadGateway)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"output":%s,"meta":{"status":%d,"attempts":1,"durationMs":%d,"outsideData":true}}`+"\n", out, resp.StatusCode, time.Since(start).Milliseconds())
-		})
+		h := benchkit.Floor(&http.Client{Transport: benchkit.Memory{}}, "http://api.example")
 		serveBench(b, h, "/invoke", body, "", nil)
 	})
 	b.Run("httptools", func(b *testing.B) {
@@ -101,7 +51,7 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
 }
 
-// memServer is a service with the load benchmark's tool on memUpstream,
+// memServer is a service with the load benchmark's tool on benchkit.Memory,
 // logging to logger (serve logs JSON), and an admin key.
 func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, string) {
 	dir := tb.TempDir()
@@ -113,7 +63,7 @@ func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, strin
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		UserAgent: httpspec.UserAgent, Logger: logger,
-		WrapTransport: func(http.RoundTripper) http.RoundTripper { return memUpstream{} },
+		WrapTransport: func(http.RoundTripper) http.RoundTripper { return benchkit.Memory{} },
 	})))
 	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger})
 	if err != nil {
@@ -139,7 +89,7 @@ func serveBench(b *testing.B, h http.Handler, path string, body []byte, key stri
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		if w.Code != 200 || w.Body.Len() < len(kibAnswer) {
+		if w.Code != 200 || w.Body.Len() < len(benchkit.Answer) {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
