@@ -1,28 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// lockedBuffer is a log destination requests may write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 // TestAccessRecordsKeepNoClientValues: the access log formats a route's
 // fixed attributes once, but only for routes and tools that answered and
@@ -30,7 +16,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 // kept, and every record still names its own method, route, tool and
 // status.
 func TestAccessRecordsKeepNoClientValues(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncBuffer
 	srv, h, key := memServer(t, slog.New(slog.NewJSONHandler(&logs, nil)))
 	do := func(method, path, body string) int {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -57,7 +43,7 @@ func TestAccessRecordsKeepNoClientValues(t *testing.T) {
 		t.Errorf("%d route attribute sets kept, want 1 (the invoke route of the one tool that answered)", n)
 	}
 	var records, tools, methods int
-	for line := range strings.Lines(logs.b.String()) {
+	for line := range strings.Lines(logs.String()) {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("not JSON: %q", line)
