@@ -221,14 +221,8 @@ paths:
         - {name: max-keys, in: query, schema: {type: integer}}
       responses: {"200": {description: ok, content: {text/xml: {schema: {type: object}}}}}
 `
-	res, err := Import([]byte(doc), Options{})
-	if err != nil || len(res.Manifests) != 1 {
-		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
-	}
-	var m struct{ Spec struct{ URLTemplate string } }
-	json.Unmarshal(res.Manifests[0].JSON, &m)
-	if m.Spec.URLTemplate != "https://s3.amazonaws.com/{Bucket}?cors{&max%2Dkeys}" {
-		t.Errorf("template %s", m.Spec.URLTemplate)
+	if _, tmpl := onlyTemplate(t, []byte(doc), Options{}); tmpl != "https://s3.amazonaws.com/{Bucket}?cors{&max%2Dkeys}" {
+		t.Errorf("template %s", tmpl)
 	}
 }
 
@@ -450,16 +444,11 @@ paths:
       parameters: [{name: id, in: path, required: true, schema: {type: string}}]
       responses: {"204": {description: ok}}
 `
-	res, err := Import([]byte(doc), Options{})
-	if err != nil || len(res.Manifests) != 1 {
-		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
+	manifest, tmpl := onlyTemplate(t, []byte(doc), Options{})
+	if tmpl != "https://api.example.com/%3Cupload_url%3E/a%7Cb/{id}/100%25" {
+		t.Errorf("template %s", tmpl)
 	}
-	var m struct{ Spec struct{ URLTemplate string } }
-	json.Unmarshal(res.Manifests[0].JSON, &m)
-	if m.Spec.URLTemplate != "https://api.example.com/%3Cupload_url%3E/a%7Cb/{id}/100%25" {
-		t.Errorf("template %s", m.Spec.URLTemplate)
-	}
-	if _, err := synth.Load(res.Manifests[0].JSON); err != nil {
+	if _, err := synth.Load(manifest); err != nil {
 		t.Error(err)
 	}
 }
@@ -486,14 +475,8 @@ paths:
 		"http://docker.internal:2375/":      "http://docker.internal:2375/v1.45/containers/json",
 		"http://docker.internal:2375/v1.44": "http://docker.internal:2375/v1.44/containers/json",
 	} {
-		res, err := Import(doc, Options{Server: server})
-		if err != nil || len(res.Manifests) != 1 {
-			t.Fatalf("%s: %v", server, err)
-		}
-		var m struct{ Spec struct{ URLTemplate string } }
-		json.Unmarshal(res.Manifests[0].JSON, &m)
-		if m.Spec.URLTemplate != want {
-			t.Errorf("--server %s: %s, want %s", server, m.Spec.URLTemplate, want)
+		if _, tmpl := onlyTemplate(t, doc, Options{Server: server}); tmpl != want {
+			t.Errorf("--server %s: %s, want %s", server, tmpl, want)
 		}
 	}
 }
@@ -566,4 +549,22 @@ more:
 	if _, err := Import(src, Options{Path: filepath.Join(dir, "api.yaml"), AllowExternalRefs: true}); err == nil || !strings.Contains(err.Error(), "32 files deep") {
 		t.Errorf("a cycle: %v", err)
 	}
+}
+
+// onlyTemplate imports doc, which must make exactly one manifest, and
+// returns that manifest and its URL template.
+func onlyTemplate(t *testing.T, doc []byte, opts Options) ([]byte, string) {
+	t.Helper()
+	res, err := Import(doc, opts)
+	if err != nil {
+		t.Fatalf("import (%+v): %v", opts, err)
+	}
+	if len(res.Manifests) != 1 {
+		t.Fatalf("import (%+v): %d manifests, want 1: %s %v", opts, len(res.Manifests), res.Summary(), res.Warnings)
+	}
+	var m struct{ Spec struct{ URLTemplate string } }
+	if err := json.Unmarshal(res.Manifests[0].JSON, &m); err != nil {
+		t.Fatal(err)
+	}
+	return res.Manifests[0].JSON, m.Spec.URLTemplate
 }
