@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/httptools/httptools/internal/preformat"
 )
 
 type answer200 struct{}
@@ -27,15 +29,15 @@ func TestAuditRecordsPastTheCache(t *testing.T) {
 	var logs bytes.Buffer
 	c := NewClient(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		WrapTransport: func(http.RoundTripper) http.RoundTripper { return answer200{} }})
-	n := maxAuditHandlers + 50
+	n := preformat.Max + 50
 	for i := range n {
 		req := &Request{Method: "GET", URL: fmt.Sprintf("http://h%d.example/x", i), Tool: fmt.Sprintf("t.%d", i), Tenant: "acme", SuccessMin: 200, SuccessMax: 299}
 		if _, err := c.Do(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if k := c.auditCount.Load(); k > maxAuditHandlers {
-		t.Errorf("%d attribute sets kept, over the bound %d", k, maxAuditHandlers)
+	if k := c.audits.Len(); k > preformat.Max {
+		t.Errorf("%d attribute sets kept, over the bound %d", k, preformat.Max)
 	}
 	// The last tool again, refused by its allowlist: decision denied, not
 	// the allowed set its earlier call left.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/internal/preformat"
 	"github.com/httptools/httptools/redact"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -115,11 +116,10 @@ type Client struct {
 	retry  *retryablehttp.Client
 	logger *slog.Logger
 
-	// audits holds, per tool, method and host, the logger's handler with
-	// those attributes of the audit record already formatted
-	// (slog.Handler.WithAttrs): they are the same on every call of a tool.
-	audits     sync.Map // auditKey → slog.Handler
-	auditCount atomic.Int64
+	// audits holds, per tool, method, host and decision, the logger's
+	// handler with those attributes of the audit record already formatted:
+	// they are the same on every call of a tool.
+	audits preformat.Handlers[auditKey]
 }
 
 type auditKey struct {
@@ -127,22 +127,14 @@ type auditKey struct {
 	denied             bool
 }
 
-// maxAuditHandlers bounds audits: past it (tools reloaded many times over)
-// the map starts again.
-const maxAuditHandlers = 4096
-
 // auditHandler is the client's handler with the call's fixed attributes.
 func (c *Client) auditHandler(tool, method, host string, denied bool) slog.Handler {
 	k := auditKey{tool, method, host, denied}
-	if h, ok := c.audits.Load(k); ok {
-		return h.(slog.Handler)
+	if h, ok := c.audits.Get(k); ok {
+		return h
 	}
 	h := c.logger.Handler().WithAttrs([]slog.Attr{slog.String("tool", tool), slog.String("method", method), slog.String("host", host), decisionAttr(denied)})
-	if c.auditCount.Add(1) > maxAuditHandlers {
-		c.audits.Clear()
-		c.auditCount.Store(1)
-	}
-	c.audits.Store(k, h)
+	c.audits.Put(k, h)
 	return h
 }
 

@@ -135,27 +135,19 @@ func standardMethod(m string) bool {
 // routeKey names the fixed attributes of an access record.
 type routeKey struct{ method, route, tool string }
 
-// maxRouteHandlers bounds Server.routeLogs: past it (tools reloaded many
-// times over) the map starts again.
-const maxRouteHandlers = 4096
-
 // accessHandler is h with a route's fixed attributes (method, route, and
 // the tool of a tool route) formatted once (slog.Handler.WithAttrs).
 func (s *Server) accessHandler(h slog.Handler, method, route, tool string) slog.Handler {
 	k := routeKey{method, route, tool}
-	if v, ok := s.routeLogs.Load(k); ok {
-		return v.(slog.Handler)
+	if v, ok := s.routeLogs.Get(k); ok {
+		return v
 	}
 	attrs := []slog.Attr{slog.String("method", method), slog.String("route", route)}
 	if tool != "" {
 		attrs = append(attrs, slog.String("tool", tool))
 	}
 	v := h.WithAttrs(attrs)
-	if s.routeLogCount.Add(1) > maxRouteHandlers {
-		s.routeLogs.Clear()
-		s.routeLogCount.Store(1)
-	}
-	s.routeLogs.Store(k, v)
+	s.routeLogs.Put(k, v)
 	return v
 }
 

@@ -39,7 +39,7 @@ func TestAccessRecordsKeepNoClientValues(t *testing.T) {
 			t.Fatalf("invoke: status %d", c)
 		}
 	}
-	if n := srv.routeLogCount.Load(); n != 1 {
+	if n := srv.routeLogs.Len(); n != 1 {
 		t.Errorf("%d route attribute sets kept, want 1 (the invoke route of the one tool that answered)", n)
 	}
 	var records, tools, methods int

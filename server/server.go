@@ -21,6 +21,7 @@ import (
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/internal/preformat"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -92,8 +93,7 @@ type Server struct {
 	inflight sync.WaitGroup
 	keys     sync.Map // API key → keyEntry: a store read per key per minute, not per request
 
-	routeLogs     sync.Map // routeKey → slog.Handler with the route's access attributes
-	routeLogCount atomic.Int64
+	routeLogs preformat.Handlers[routeKey] // handlers with a route's access attributes formatted
 
 	mcpMu    sync.Mutex
 	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
