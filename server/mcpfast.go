@@ -109,8 +109,13 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	out := make([]byte, 0, 128+len(res.errText)+3*len(res.output))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, idJSON...)
+	outcome := "" // for the access record
 	if err != nil {
-		jerr := asRPCError(err)
+		var jerr *jsonrpc.Error
+		if !errors.As(err, &jerr) {
+			jerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		outcome = "rpc-error " + strconv.FormatInt(jerr.Code, 10)
 		out = append(out, `,"error":{"code":`...)
 		out = strconv.AppendInt(out, jerr.Code, 10)
 		out = append(out, `,"message":`...)
@@ -134,15 +139,9 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		}
 		if res.isError {
 			out = append(out, `,"isError":true`...)
+			outcome = "tool-error"
 		}
 		out = append(out, "}}\n"...)
-	}
-	outcome := ""
-	switch {
-	case err != nil:
-		outcome = "rpc-error " + strconv.FormatInt(rpcCode(err), 10)
-	case res.isError:
-		outcome = "tool-error"
 	}
 	noteMCPCall(r.Context(), name.Str, outcome)
 	h := w.Header()
@@ -154,18 +153,6 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	s.fastCalls.Add(1)
 	return true
 }
-
-// asRPCError is err as the JSON-RPC error the fast path answers with.
-func asRPCError(err error) *jsonrpc.Error {
-	var jerr *jsonrpc.Error
-	if !errors.As(err, &jerr) {
-		jerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	return jerr
-}
-
-// rpcCode is the code of the JSON-RPC error err answers with.
-func rpcCode(err error) int64 { return asRPCError(err).Code }
 
 // rpcID is the JSON of a request id the fast path echoes: a string, or an
 // integer of at most 2^53 (exact in the SDK's float64). Anything else (null,
