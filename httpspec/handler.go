@@ -305,7 +305,8 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 }
 
 // hasLineBreakOrNUL reports whether s holds a CR, LF or NUL, which no
-// header value may.
+// header value may: checked at load time for literal values and per call
+// for filled ones and credentials.
 func hasLineBreakOrNUL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
@@ -512,9 +513,6 @@ func scalar(r gjson.Result) string {
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
 	start := time.Now()
 	own := h.timeout
-	if own == nil {
-		own = &ownTimeout{d: time.Duration(h.spec.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}
-	}
 	if call.Options.Timeout > 0 {
 		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
 	}

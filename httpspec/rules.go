@@ -190,7 +190,7 @@ func checkHeaders(s *Spec, ps *synth.Problems) {
 		case s.Authorization != nil && s.Authorization.Kind == AuthHeader && strings.EqualFold(h.Name, s.Authorization.HeaderName):
 			ps.Error(p+".name", fmt.Sprintf("a static %s header conflicts with spec.authorization, which sends the secret in it: remove one of them", h.Name))
 		}
-		if strings.ContainsAny(h.Value, "\r\n\x00") {
+		if hasLineBreakOrNUL(h.Value) {
 			ps.Error(p+".value", "holds a CR, LF or NUL character, which would split the request: remove it")
 		}
 	}
