@@ -29,17 +29,8 @@ import (
 // In an invoke body, such a fault under "input" is the input's:
 // input-validation-failed with the pointer into the input.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	_, ok := s.readJSONBody(w, r, v)
-	return ok
-}
-
-// readJSONBody is readJSON also returning the body read.
-func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, ok := s.readCheckedBody(w, r)
-	if !ok || !decodeBody(w, body, v) {
-		return nil, false
-	}
-	return body, true
+	return ok && decodeBody(w, body, v)
 }
 
 // bareInput reads the usual invoke body, {"input": {…}} and nothing else,
