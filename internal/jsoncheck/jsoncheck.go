@@ -8,12 +8,14 @@
 // reader (the schema validator, the URL template, the body builder) sees a
 // document they cannot read differently.
 //
-// Syntax, UTF-8 and duplicate names are checked by
+// Most documents are cleared by one pass of our own that checks it all at
+// once (see accepts). What that pass cannot clear, and every refusal, is
+// decided as before it: syntax, UTF-8 and duplicate names by
 // github.com/go-json-experiment/json's jsontext (the encoding/json/v2 text
-// layer); the depth and the numbers' bounds by a look of our own ahead of
-// it: counting brackets, probing digit runs and looking at each e clears
-// most documents at a fraction of a scan's cost, and the rest are scanned
-// exactly.
+// layer), which words the error; the depth and the numbers' bounds by a
+// look of our own ahead of it: counting brackets, probing digit runs and
+// looking at each e clears most documents at a fraction of a scan's cost,
+// and the rest are scanned exactly.
 package jsoncheck
 
 import (
@@ -132,6 +134,15 @@ func Check(data []byte, maxDepth int) error { return CheckWith(data, maxDepth, O
 
 // CheckWith is Check with options.
 func CheckWith(data []byte, maxDepth int, o Options) error {
+	if accepts(data, maxDepth, o.AllowInvalidUTF8) {
+		return nil
+	}
+	return checkFully(data, maxDepth, o)
+}
+
+// checkFully is CheckWith without its fast pass: the bounds by scan, the
+// rest by jsontext, which words the error.
+func checkFully(data []byte, maxDepth int, o Options) error {
 	if err := scan(data, maxDepth); err != nil {
 		return err
 	}
