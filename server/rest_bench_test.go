@@ -20,6 +20,7 @@ import (
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/internal/benchkit"
 	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkRESTOverhead(b *testing.B) {
 		serveBench(b, h, "/invoke", body, "", nil)
 	})
 	b.Run("httptools", func(b *testing.B) {
-		_, h, key := memServer(b, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		_, h, key := memServer(b, slog.New(jsonlog.New(io.Discard, nil)))
 		serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
 	})
 }
@@ -46,7 +47,7 @@ func BenchmarkRESTOverhead(b *testing.B) {
 // BenchmarkMCPOverhead is BenchmarkRESTOverhead's httptools row as one MCP
 // tools/call (the fast path), for the MCP / REST ratio without the network.
 func BenchmarkMCPOverhead(b *testing.B) {
-	_, h, key := memServer(b, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	_, h, key := memServer(b, slog.New(jsonlog.New(io.Discard, nil)))
 	serveBench(b, h, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}`), key,
 		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
 }
