@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func TestCheck(t *testing.T) {
@@ -294,16 +296,18 @@ func TestNumberBoundsAtEveryOffset(t *testing.T) {
 }
 
 // FuzzQuickLookMissesNothing: whatever the quick look clears, the exact
-// scan clears too.
+// scan clears too, or the parser refuses the document anyway. (The scan
+// looks at text that is no JSON number, like -E700, which the quick look
+// need not: an exponent's e follows a digit in every well-formed number.)
 func FuzzQuickLookMissesNothing(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `[1e401]`, `[[[[1]]]]`, `["1e401"]`, `[` + strings.Repeat("9", 130) + `]`, `{"e":"E","x":1E+999}`} {
+	for _, s := range []string{`-E700`, `[-E700]`, `{"a":1}`, `[1e401]`, `[[[[1]]]]`, `["1e401"]`, `[` + strings.Repeat("9", 130) + `]`, `{"e":"E","x":1E+999}`} {
 		f.Add([]byte(s), uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, depth uint8) {
 		max := int(depth%8) + 1
 		if within(b, max) {
-			if err := scanExact(b, max); err != nil {
-				t.Fatalf("%q (depth %d): the quick look cleared what the scan refuses: %v", b, max, err)
+			if err := scanExact(b, max); err != nil && jsontext.Value(b).IsValid(lenient...) {
+				t.Fatalf("%q (depth %d): the quick look cleared a well-formed document the scan refuses: %v", b, max, err)
 			}
 		}
 	})
