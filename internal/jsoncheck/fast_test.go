@@ -131,15 +131,7 @@ func TestFastPassTakesRealDocuments(t *testing.T) {
 }
 
 func BenchmarkAccepts(b *testing.B) {
-	var doc bytes.Buffer
-	doc.WriteString(`{"id":9007199254740993,"title":"benchmark \"issue\"","labels":[`)
-	for i := 0; doc.Len() < 1000; i++ {
-		if i > 0 {
-			doc.WriteByte(',')
-		}
-		fmt.Fprintf(&doc, `{"id":%d,"name":"label-%d","score":%d.5e-3}`, i, i, i)
-	}
-	doc.WriteString(`]}`)
+	doc := answerDoc()
 	b.SetBytes(int64(doc.Len()))
 	for b.Loop() {
 		if !accepts(doc.Bytes(), MaxDepth, true) {

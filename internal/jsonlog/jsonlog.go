@@ -2,7 +2,7 @@
 // service writes on every request (the access record and the audit record
 // of each outbound call): it writes the same bytes as slog.NewJSONHandler
 // for a record of plain values — strings of printable ASCII, integers,
-// floats, booleans and durations — in about a third of the instructions,
+// floats, booleans and durations — in about half the instructions,
 // and hands every other record, unchanged, to a slog.JSONHandler that it
 // keeps beside it (same writer, same lock, same attributes). FuzzSameAsSlog
 // holds the two to the same bytes.
