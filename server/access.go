@@ -21,6 +21,8 @@ type accessKey struct{}
 
 // access is what a request's handlers tell its access record.
 type access struct {
+	// key is who the request turned out to be (see withIdentity).
+	key           *APIKey
 	tenant, keyID string
 	rpc, rpcTool  string // an MCP request's JSON-RPC method and tool
 	// outcome of an MCP answer, when its handler says (the fast path);
@@ -73,11 +75,24 @@ func rpcOutcome(head []byte) string {
 	return ""
 }
 
-// noteIdentity records who a request turned out to be.
+// noteIdentity records who a request turned out to be, for its record
+// only (a sign-in: the key is the next request's identity, not this one's).
 func noteIdentity(ctx context.Context, k *APIKey) {
 	if a, _ := ctx.Value(accessKey{}).(*access); a != nil && k != nil {
 		a.tenant, a.keyID = k.Tenant, k.ID
 	}
+}
+
+// withIdentity is r as the request of k: the key goes in the request's
+// access record, which its context already carries (no new context and
+// request per request), or, with the access log off, in a context of its
+// own.
+func withIdentity(r *http.Request, k *APIKey) *http.Request {
+	if a, _ := r.Context().Value(accessKey{}).(*access); a != nil {
+		a.key, a.tenant, a.keyID = k, k.Tenant, k.ID
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), identityKey{}, k))
 }
 
 // errorSniff is how much of an error answer is kept to read its code.

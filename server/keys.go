@@ -40,6 +40,9 @@ type identityKey struct{}
 
 // identity is who a request is: the API key it came with.
 func identity(ctx context.Context) *APIKey {
+	if a, _ := ctx.Value(accessKey{}).(*access); a != nil && a.key != nil {
+		return a.key
+	}
 	k, _ := ctx.Value(identityKey{}).(*APIKey)
 	if k == nil {
 		return &APIKey{}
@@ -88,8 +91,7 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
 			return
 		}
-		noteIdentity(r.Context(), k)
-		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, k)))
+		h(w, withIdentity(r, k))
 	})
 }
 

@@ -79,7 +79,9 @@ func newRig(t testing.TB, opts ...func(*Config)) *rig {
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
 	mgr := &connections.Manager{Connections: store, States: store, Apps: apps}
-	cfg := Config{Store: store, Keys: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet}
+	// The access log on, as serve has it by default: a request's identity
+	// then lives in its access record (withIdentity).
+	cfg := Config{Store: store, Keys: store, Manager: mgr, Apps: apps, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet, AccessLogger: quiet}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -192,9 +194,16 @@ func TestRoutes(t *testing.T) {
 }
 
 // TestSecretsByTenant: a key of tenant B can never read, use or delete
-// tenant A's secrets.
+// tenant A's secrets, whether the request's identity travels in its access
+// record (the access log on, serve's default) or in a context of its own.
 func TestSecretsByTenant(t *testing.T) {
-	r := newRig(t)
+	t.Run("access log on", func(t *testing.T) { secretsByTenant(t, newRig(t)) })
+	t.Run("access log off", func(t *testing.T) {
+		secretsByTenant(t, newRig(t, func(c *Config) { c.AccessLogger = nil }))
+	})
+}
+
+func secretsByTenant(t *testing.T, r *rig) {
 	if rp := r.do(t, r.keyA, "PUT", "/v1/secrets/production/TOKEN", `{"value":"tok-A-secret"}`); rp.status != 204 {
 		t.Fatalf("put: %d %s", rp.status, rp.raw)
 	}

@@ -99,8 +99,7 @@ func (s *Server) uiAuthed(h http.HandlerFunc) http.Handler {
 			s.uiRender(w, r, http.StatusServiceUnavailable, "error", uiPage{Title: "Unavailable", Error: "The store does not answer: try again shortly."})
 			return
 		}
-		noteIdentity(r.Context(), k)
-		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, k)))
+		h(w, withIdentity(r, k))
 	})
 }
 
