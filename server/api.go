@@ -170,19 +170,23 @@ func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc C
 	defer m.inflight.Dec()
 	start := time.Now()
 	res, err := tool.Invoke(ctx, tc, input)
-	m.latency.WithLabelValues(tool.ID()).Observe(time.Since(start).Seconds())
-	outcome := "ok"
+	series := m.tool(tool.ID())
+	series.latency.Observe(time.Since(start).Seconds())
 	var e *synth.Error
-	if errors.As(err, &e) {
-		outcome = string(e.Code)
+	switch {
+	case err == nil:
+		series.ok.Inc()
+	case errors.As(err, &e):
+		m.calls.WithLabelValues(tool.ID(), string(e.Code)).Inc()
 		switch e.Reason {
 		case httpspec.ReasonEgressDenied:
 			m.denials.WithLabelValues(tool.ID()).Inc()
 		case synth.ReasonOverloaded:
 			s.refused(tenant, ReasonMemoryBudget, e.Message)
 		}
+	default: // Invoke's errors are *synth.Error; counted as one anyway
+		m.calls.WithLabelValues(tool.ID(), string(synth.CodeHandlerError)).Inc()
 	}
-	m.calls.WithLabelValues(tool.ID(), outcome).Inc()
 	if res != nil && res.Attempts > 1 {
 		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
 	}

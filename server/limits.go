@@ -138,7 +138,7 @@ func (s *Server) admit(tenant string) (release func(), err error) {
 		s.refused(tenant, ReasonTenantLimit, msg)
 		return nil, &refusal{status: http.StatusTooManyRequests, code: "rate-limited", reason: ReasonTenantLimit, retryAfter: "1", msg: msg}
 	}
-	g := s.cfg.Metrics.tenantInflight.WithLabelValues(tenant)
+	g := s.cfg.Metrics.tenantGauge(tenant)
 	g.Inc()
 	return func() { g.Dec(); s.limits.release(tenant) }, nil
 }

@@ -22,6 +22,37 @@ type Metrics struct {
 	refusals       *prometheus.CounterVec
 	tenantInflight *prometheus.GaugeVec
 	budgetOnce     sync.Once
+
+	// The series every call touches, by tool id and by tenant: found once
+	// instead of hashing and checking the label values on every call. Their
+	// keys are those the vectors hold anyway (tools that were called,
+	// tenants with keys), so they grow no further than the vectors.
+	tools   sync.Map // tool id → *toolSeries
+	tenants sync.Map // tenant → prometheus.Gauge
+}
+
+// toolSeries are a tool's series of every call.
+type toolSeries struct {
+	latency prometheus.Observer
+	ok      prometheus.Counter
+}
+
+// tool returns the series of the tool id.
+func (m *Metrics) tool(id string) *toolSeries {
+	if v, ok := m.tools.Load(id); ok {
+		return v.(*toolSeries)
+	}
+	v, _ := m.tools.LoadOrStore(id, &toolSeries{latency: m.latency.WithLabelValues(id), ok: m.calls.WithLabelValues(id, "ok")})
+	return v.(*toolSeries)
+}
+
+// tenantGauge returns the in-flight gauge of tenant.
+func (m *Metrics) tenantGauge(tenant string) prometheus.Gauge {
+	if v, ok := m.tenants.Load(tenant); ok {
+		return v.(prometheus.Gauge)
+	}
+	v, _ := m.tenants.LoadOrStore(tenant, m.tenantInflight.WithLabelValues(tenant))
+	return v.(prometheus.Gauge)
 }
 
 // NewMetrics registers the series in a new registry, with Go and process
