@@ -15,6 +15,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,7 +111,7 @@ func (h *Handler) appendRecord(buf []byte, r slog.Record) ([]byte, bool) {
 			return buf, false
 		}
 		buf = append(buf, `"time":"`...)
-		buf = t.AppendFormat(buf, time.RFC3339Nano)
+		buf = appendTime(buf, t)
 		buf = append(buf, `",`...)
 	}
 	buf = append(buf, `"level":`...)
@@ -134,6 +135,44 @@ func (h *Handler) appendRecord(buf []byte, r slog.Record) ([]byte, bool) {
 		return buf, false
 	}
 	return append(buf, "}\n"...), true
+}
+
+// second is one second of records' times formatted: its date, clock and
+// zone, which every record within it shares.
+type second struct {
+	unix  int64
+	loc   *time.Location
+	clock []byte // "2006-01-02T15:04:05"
+	zone  []byte // "Z07:00"
+}
+
+// last is the second of the last record written.
+var last atomic.Pointer[second]
+
+// appendTime appends t as time.RFC3339Nano formats it; the date, clock and
+// zone are formatted once a second, the fraction per record.
+func appendTime(buf []byte, t time.Time) []byte {
+	sec := last.Load()
+	if sec == nil || sec.unix != t.Unix() || sec.loc != t.Location() {
+		sec = &second{unix: t.Unix(), loc: t.Location(),
+			clock: t.AppendFormat(nil, "2006-01-02T15:04:05"), zone: t.AppendFormat(nil, "Z07:00")}
+		last.Store(sec)
+	}
+	buf = append(buf, sec.clock...)
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		end := 10
+		for frac[end-1] == '0' {
+			end--
+		}
+		buf = append(buf, frac[:end]...)
+	}
+	return append(buf, sec.zone...)
 }
 
 // appendAttr appends `,"key":value` for the kinds of value it writes as

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -149,5 +150,32 @@ func BenchmarkHandlers(b *testing.B) {
 				_ = h.Handle(context.Background(), r)
 			}
 		})
+	}
+}
+
+// TestTimesAsRFC3339Nano: a record's time is written as time.RFC3339Nano
+// formats it, within a second (the date, clock and zone kept from the last
+// record) and across seconds, zones and fractions with trailing zeros.
+func TestTimesAsRFC3339Nano(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("x", -(3*3600 + 30*60)), time.FixedZone("y", 5*3600+45*60)}
+	base := time.Date(2026, 12, 3, 12, 0, 59, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		var ns int64
+		switch i % 4 {
+		case 0:
+			ns = 0
+		case 1:
+			ns = int64(rng.IntN(1000)) * int64(time.Millisecond)
+		case 2:
+			ns = int64(rng.IntN(1e9))
+		case 3:
+			ns = int64(rng.IntN(10)) * 100
+		}
+		tm := base.Add(time.Duration(i/50)*time.Second + time.Duration(ns)).In(zones[(i/7)%len(zones)])
+		want := tm.Format(time.RFC3339Nano)
+		if got := string(appendTime(nil, tm)); got != want {
+			t.Fatalf("appendTime(%v) = %q, want %q", tm, got, want)
+		}
 	}
 }
