@@ -223,6 +223,14 @@ func NewClient(cfg Config) *Client {
 
 type callKey struct{}
 
+// Value is the call for callKey, else the caller's context's value.
+func (cl *call) Value(key any) any {
+	if key == (callKey{}) {
+		return cl
+	}
+	return cl.Context.Value(key)
+}
+
 // callOf returns the call a request belongs to.
 func callOf(ctx context.Context) *call {
 	cl, _ := ctx.Value(callKey{}).(*call)
@@ -284,8 +292,11 @@ type Response struct {
 	Streamed bool   // the body went to Request.Stream
 }
 
-// call is the state of one Do.
+// call is the state of one Do, and the context of its requests: the
+// caller's, with the call as the value of callKey (one allocation less
+// than a context.WithValue per call).
 type call struct {
+	context.Context
 	c        *Client
 	req      *Request
 	host     string // host[:port] of the first request
@@ -321,9 +332,9 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 
 func (cl *call) do(ctx context.Context) (*Response, error) {
 	c, req := cl.c, cl.req
-	ctx = context.WithValue(ctx, callKey{}, cl)
+	cl.Context = ctx
 	cl.trace.GotConn = cl.gotConnection
-	ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+	ctx = httptrace.WithClientTrace(cl, &cl.trace)
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, nil)
 	if err != nil {
 		return nil, err
