@@ -214,15 +214,16 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		err.(*refusal).write(w)
 		return
 	}
-	r = r.WithContext(budget.NewContext(r.Context(), hold))
 	req, ok := s.readCall(w, r, "an invoke body")
 	if !ok {
 		return
 	}
-	// An output that needs no whole-value check streams to the client as
-	// it arrives (synth.OutputSink): a big answer is not held.
+	// The call draws on the hold. An output that needs no whole-value
+	// check streams to the client as it arrives (synth.OutputSink): a big
+	// answer is not held. (Both in the call's context only: a request
+	// copy per call saved.)
 	sink := &restSink{w: w}
-	ctx := synth.WithOutputSink(r.Context(), sink)
+	ctx := synth.WithOutputSink(budget.NewContext(r.Context(), hold), sink)
 	res, err := s.call(ctx, tool, tenantOf(r.Context()), req.Context, req.Input)
 	if sink.started {
 		if err != nil {

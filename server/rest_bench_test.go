@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -53,7 +54,7 @@ func BenchmarkMCPOverhead(b *testing.B) {
 }
 
 // memServer is a service with the load benchmark's tool on benchkit.Memory,
-// logging to logger (serve logs JSON), and an admin key.
+// logging to logger (serve logs JSON), with a memory budget, and an admin key.
 func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, string) {
 	dir := tb.TempDir()
 	os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
@@ -61,12 +62,15 @@ func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, strin
 		"spec":{"kind":"http","method":"GET","urlTemplate":"http://api.example/items/{id}"}}`), 0o644)
 	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
 	store := openTestStore(tb, filepath.Join(tb.TempDir(), "db"), keys)
+	// A memory budget, as serve has by default: every call holds its
+	// bytes on it.
+	mem := budget.New(1 << 30)
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		UserAgent: httpspec.UserAgent, Logger: logger,
+		UserAgent: httpspec.UserAgent, Logger: logger, Budget: mem,
 		WrapTransport: func(http.RoundTripper) http.RoundTripper { return benchkit.Memory{} },
 	})))
-	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger})
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger, Budget: mem})
 	if err != nil {
 		tb.Fatal(err)
 	}
