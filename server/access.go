@@ -173,8 +173,13 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		a := &access{}
-		aw := &accessWriter{ResponseWriter: w, a: a, sniff: r.URL.Path == "/mcp"}
+		// The record and the writer in one allocation.
+		st := &struct {
+			a access
+			w accessWriter
+		}{}
+		a, aw := &st.a, &st.w
+		*aw = accessWriter{ResponseWriter: w, a: a, sniff: r.URL.Path == "/mcp"}
 		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
 		defer func() {
 			status := aw.status

@@ -202,12 +202,12 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// The tenant's limit first (a 429 costs nothing), then the body's bytes
 	// on the memory budget, held with everything the call reads until its
 	// answer is written.
-	release, err := s.admit(tenantOf(r.Context()))
+	adm, err := s.admit(tenantOf(r.Context()))
 	if err != nil {
 		err.(*refusal).write(w)
 		return
 	}
-	defer release()
+	defer adm.release()
 	hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
 	defer hold.Release()
 	if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/budget"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Limits that keep one process fair to its tenants (README "Limits"):
@@ -130,17 +131,27 @@ func (s *Server) refused(tenant, reason, msg string) {
 		slog.String("detail", msg), slog.Int("refusedSinceLastLine", more), slog.String("every", refusalLogEvery.String()))
 }
 
+// admission is a call counted in by admit.
+type admission struct {
+	s      *Server
+	tenant string
+	g      prometheus.Gauge
+}
+
+// release counts the call out.
+func (a admission) release() { a.g.Dec(); a.s.limits.release(a.tenant) }
+
 // admit counts a call of tenant in; release it when the call is done.
-func (s *Server) admit(tenant string) (release func(), err error) {
+func (s *Server) admit(tenant string) (admission, error) {
 	max, ok := s.limits.acquire(tenant)
 	if !ok {
 		msg := fmt.Sprintf("tenant %q has %d calls in flight, its limit: try again in a second", tenant, max)
 		s.refused(tenant, ReasonTenantLimit, msg)
-		return nil, &refusal{status: http.StatusTooManyRequests, code: "rate-limited", reason: ReasonTenantLimit, retryAfter: "1", msg: msg}
+		return admission{}, &refusal{status: http.StatusTooManyRequests, code: "rate-limited", reason: ReasonTenantLimit, retryAfter: "1", msg: msg}
 	}
 	g := s.cfg.Metrics.tenantGauge(tenant)
 	g.Inc()
-	return func() { g.Dec(); s.limits.release(tenant) }, nil
+	return admission{s, tenant, g}, nil
 }
 
 // draw takes n bytes of the memory budget for a call's hold, waiting at

@@ -135,11 +135,11 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	release, err := s.admit(tenant)
+	adm, err := s.admit(tenant)
 	if err != nil {
 		return mcpResult{errText: err.Error(), isError: true}, nil // "rate-limited: …", for the model to read
 	}
-	defer release()
+	defer adm.release()
 	res, err := s.call(ctx, tool, tenant, CallContext{Person: person}, args)
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
