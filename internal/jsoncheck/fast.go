@@ -63,10 +63,15 @@ value:
 		}
 		goto value
 	case '"':
-		// Most strings end within their first eight bytes, without an
-		// escape: one word looked at, no call.
-		if j := i + 1; j+8 <= n {
-			if m := special(binary.LittleEndian.Uint64(data[j:])); m != 0 {
+		// Most strings end within their first sixteen bytes, without an
+		// escape: a word or two looked at, no call.
+		if j := i + 1; j+16 <= n {
+			m := special(binary.LittleEndian.Uint64(data[j:]))
+			if m == 0 {
+				j += 8
+				m = special(binary.LittleEndian.Uint64(data[j:]))
+			}
+			if m != 0 {
 				if k := j + bits.TrailingZeros64(m)/8; data[k] == '"' {
 					i = k + 1
 					goto after

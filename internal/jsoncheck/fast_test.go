@@ -139,3 +139,38 @@ func BenchmarkAccepts(b *testing.B) {
 		}
 	}
 }
+
+// TestStringsOfEveryLength: strings of 0 to 40 bytes, plain or with one
+// escape, control character, multi-byte or broken UTF-8 byte at each
+// place, as values and as names, at the end of a document and followed
+// by more: around the fast path's one- and two-word reads (bytes 8 and
+// 16), the pass agrees with the full check both ways when there is no
+// escape and the UTF-8 is valid, and never accepts what it refuses.
+func TestStringsOfEveryLength(t *testing.T) {
+	odd := []string{`\"`, `\n`, `\u00e9`, "\x01", "é", "\xff", "€"}
+	for n := range 41 {
+		for at := -1; at < n; at++ {
+			for _, o := range odd {
+				s := strings.Repeat("a", n)
+				if at >= 0 {
+					s = s[:at] + o + s[at:]
+				}
+				for _, doc := range []string{`"` + s + `"`, `["` + s + `"]`, `{"` + s + `":1}`, `{"k":"` + s + `","x":[1,2,3]}`} {
+					for _, lenient := range []bool{false, true} {
+						fast := accepts([]byte(doc), MaxDepth, lenient)
+						full := checkFully([]byte(doc), MaxDepth, Options{AllowInvalidUTF8: lenient})
+						if fast && full != nil {
+							t.Fatalf("accepts(%q, lenient %v), which the full check refuses: %v", doc, lenient, full)
+						}
+						if !fast && full == nil && !strings.Contains(doc, `\`) && utf8.ValidString(doc) {
+							t.Fatalf("accepts(%q, lenient %v) declined what the full check takes", doc, lenient)
+						}
+					}
+				}
+				if at < 0 {
+					break
+				}
+			}
+		}
+	}
+}
