@@ -75,14 +75,22 @@ func TestRotatedTokenSurvivesFailedWrites(t *testing.T) {
 		if err != nil || tok == old.AccessToken || !e.provider.ValidAccess(tok) {
 			t.Fatalf("first call: token %q, %v; want the new token", tok, err)
 		}
+		held := m.PendingOf("t1", "google", OwnerPerson("u1"))
 		for range 5 {
 			if got, err := call(tool, m, "t1", "u1"); err != nil || got != tok {
 				t.Fatalf("call while the write is refused: %q, %v", got, err)
 			}
 		}
+		// The store holds it, and the background write has done all it
+		// does (the token no longer pending, the stored record cached in
+		// place of the held one): else it could cache the record after the
+		// clock moves below, and the next call would take that instead of
+		// refreshing.
 		waitFor(t, "the rotated refresh token in the store", func() bool {
 			st, err := s.Connection(context.Background(), "t1", "google", OwnerPerson("u1"))
-			return err == nil && st.AccessToken == tok && e.provider.LiveRefreshToken(st.RefreshToken)
+			c := m.CachedOf("t1", "google", OwnerPerson("u1"))
+			return err == nil && st.AccessToken == tok && e.provider.LiveRefreshToken(st.RefreshToken) &&
+				m.PendingOf("t1", "google", OwnerPerson("u1")) == nil && c != nil && c != held
 		})
 		// Again, and this time the token expires while its write is refused.
 		fs.fails.Store(1000)
