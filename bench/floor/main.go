@@ -3,13 +3,17 @@
 // GET to the upstream, the JSON envelope in and out — and nothing else
 // (benchkit.Floor, which the in-process benchmarks run too).
 //
-//	floor -addr 127.0.0.1:8081 -upstream http://127.0.0.1:8080
+//	floor -addr 127.0.0.1:8081 -upstream http://127.0.0.1:8080 [-pprof 127.0.0.1:6061]
+//
+// -pprof serves Go's profiler on its own address, to compare a profile of
+// the floor with one of serve --pprof under the same load.
 package main
 
 import (
 	"flag"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/httptools/httptools/internal/benchkit"
@@ -18,7 +22,14 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	upstream := flag.String("upstream", "", "upstream base URL")
+	pprofAddr := flag.String("pprof", "", "serve Go's profiler on this address; off by default")
 	flag.Parse()
+	if *pprofAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go func() { log.Fatal(http.ListenAndServe(*pprofAddr, mux)) }()
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}
 	log.Fatal(http.ListenAndServe(*addr, benchkit.Floor(client, *upstream)))
 }
