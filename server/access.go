@@ -19,6 +19,13 @@ import (
 
 type accessKey struct{}
 
+// accessOf returns the access record ctx carries, or nil (the access log
+// off).
+func accessOf(ctx context.Context) *access {
+	a, _ := ctx.Value(accessKey{}).(*access)
+	return a
+}
+
 // access is what a request's handlers tell its access record.
 type access struct {
 	// key is who the request turned out to be (see withIdentity).
@@ -35,7 +42,7 @@ type access struct {
 // the outcome ("rpc-error <code>", "tool-error" or ""), so that the answer
 // need not be read again for them.
 func noteMCPCall(ctx context.Context, tool, outcome string) {
-	if a, _ := ctx.Value(accessKey{}).(*access); a != nil {
+	if a := accessOf(ctx); a != nil {
 		a.rpc, a.rpcTool, a.outcome, a.outcomeKnown = "tools/call", tool, outcome, true
 	}
 }
@@ -43,7 +50,7 @@ func noteMCPCall(ctx context.Context, tool, outcome string) {
 // noteRPC records an MCP request's method and, for tools/call, the tool;
 // its answer's head is then kept to read the outcome from.
 func noteRPC(ctx context.Context, body []byte) {
-	a, _ := ctx.Value(accessKey{}).(*access)
+	a := accessOf(ctx)
 	if a == nil {
 		return
 	}
@@ -78,7 +85,7 @@ func rpcOutcome(head []byte) string {
 // noteIdentity records who a request turned out to be, for its record
 // only (a sign-in: the key is the next request's identity, not this one's).
 func noteIdentity(ctx context.Context, k *APIKey) {
-	if a, _ := ctx.Value(accessKey{}).(*access); a != nil && k != nil {
+	if a := accessOf(ctx); a != nil && k != nil {
 		a.tenant, a.keyID = k.Tenant, k.ID
 	}
 }
@@ -88,7 +95,7 @@ func noteIdentity(ctx context.Context, k *APIKey) {
 // request per request), or, with the access log off, in a context of its
 // own.
 func withIdentity(r *http.Request, k *APIKey) *http.Request {
-	if a, _ := r.Context().Value(accessKey{}).(*access); a != nil {
+	if a := accessOf(r.Context()); a != nil {
 		a.key, a.tenant, a.keyID = k, k.Tenant, k.ID
 		return r
 	}

@@ -40,7 +40,7 @@ type identityKey struct{}
 
 // identity is who a request is: the API key it came with.
 func identity(ctx context.Context) *APIKey {
-	if a, _ := ctx.Value(accessKey{}).(*access); a != nil && a.key != nil {
+	if a := accessOf(ctx); a != nil && a.key != nil {
 		return a.key
 	}
 	k, _ := ctx.Value(identityKey{}).(*APIKey)

@@ -39,20 +39,23 @@ type toolSeries struct {
 
 // tool returns the series of the tool id.
 func (m *Metrics) tool(id string) *toolSeries {
-	if v, ok := m.tools.Load(id); ok {
-		return v.(*toolSeries)
-	}
-	v, _ := m.tools.LoadOrStore(id, &toolSeries{latency: m.latency.WithLabelValues(id), ok: m.calls.WithLabelValues(id, "ok")})
-	return v.(*toolSeries)
+	return kept(&m.tools, id, func() *toolSeries {
+		return &toolSeries{latency: m.latency.WithLabelValues(id), ok: m.calls.WithLabelValues(id, "ok")}
+	})
 }
 
 // tenantGauge returns the in-flight gauge of tenant.
 func (m *Metrics) tenantGauge(tenant string) prometheus.Gauge {
-	if v, ok := m.tenants.Load(tenant); ok {
-		return v.(prometheus.Gauge)
+	return kept(&m.tenants, tenant, func() prometheus.Gauge { return m.tenantInflight.WithLabelValues(tenant) })
+}
+
+// kept returns the value cache keeps for key, made by find the first time.
+func kept[V any](cache *sync.Map, key string, find func() V) V {
+	if v, ok := cache.Load(key); ok {
+		return v.(V)
 	}
-	v, _ := m.tenants.LoadOrStore(tenant, m.tenantInflight.WithLabelValues(tenant))
-	return v.(prometheus.Gauge)
+	v, _ := cache.LoadOrStore(key, find())
+	return v.(V)
 }
 
 // NewMetrics registers the series in a new registry, with Go and process
