@@ -252,6 +252,7 @@ func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 type Request struct {
 	Method string
 	URL    string
+	// Header is read, never changed: calls may share one.
 	Header http.Header
 	Body   []byte // nil for none; sent whole on every attempt
 
@@ -349,7 +350,13 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 	hr.Header = req.Header
 	cl.hasKey = len(req.Header["Idempotency-Key"]) > 0 && req.Header["Idempotency-Key"][0] != ""
 	if c.cfg.UserAgent != "" && len(hr.Header["User-Agent"]) == 0 {
-		hr.Header.Set("User-Agent", c.cfg.UserAgent)
+		// The caller's header may be shared by its calls (httpspec's
+		// fixed header): a copy takes the addition.
+		hr.Header = hr.Header.Clone()
+		if hr.Header == nil {
+			hr.Header = make(http.Header, 1)
+		}
+		hr.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
 	rr, err := retryablehttp.FromRequest(hr)
 	if err != nil {

@@ -146,3 +146,23 @@ func TestRetryAfterParse(t *testing.T) {
 		}
 	}
 }
+
+// TestCallersHeaderUnchanged: the client's User-Agent reaches the upstream
+// without being written into the caller's header, which calls may share.
+func TestCallersHeaderUnchanged(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Values("User-Agent") }))
+	defer srv.Close()
+	c := NewClient(Config{AllowCIDRs: loopback, UserAgent: "ua/1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, hdr := range []http.Header{nil, {}, {"X-A": {"1"}}} {
+		if _, err := c.Do(context.Background(), &Request{Method: "GET", URL: srv.URL, Header: hdr}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != "ua/1" {
+			t.Errorf("upstream got User-Agent %q", got)
+		}
+		if _, ok := hdr["User-Agent"]; ok || hdr != nil && len(hdr) > 1 {
+			t.Errorf("the caller's header became %v", hdr)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package httpspec_test
 
 import (
-	"github.com/httptools/httptools/httpspec"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/httptools/httptools/httpspec"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
@@ -110,5 +113,53 @@ func TestInvokeReportsAttempts(t *testing.T) {
 	res, e := invoke(t, tool, synth.CallContext{}, `{}`)
 	if e != nil || res.Attempts != 3 || res.Status != 200 {
 		t.Fatalf("got %+v, %v", res, e)
+	}
+}
+
+// TestSharedHeaderStaysWhole: a tool whose header is the same on every call
+// (literal values, no authorization, no body) shares one header map between
+// its calls; a cross-host redirect that drops the Cookie, and calls at the
+// same time (run with -race), leave it whole for the next call.
+func TestSharedHeaderStaysWhole(t *testing.T) {
+	other := newUpstream(t, reply(200, `{}`))
+	_, otherPort, _ := net.SplitHostPort(other.Listener.Addr().String())
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://localhost:"+otherPort+"/landed", http.StatusFound)
+			return
+		}
+		io.WriteString(w, `{}`)
+	})
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/{where}",
+		"headers":[{"name":"Cookie","value":"session=s1"},{"name":"X-Tag","value":"a"},{"name":"x-tag","value":"b"}]}`)
+	want := func(h http.Header, cookie string) {
+		t.Helper()
+		if h.Get("Cookie") != cookie || strings.Join(h.Values("X-Tag"), ",") != "a,b" || h.Get("User-Agent") != httpspec.UserAgent {
+			t.Errorf("header %v; want Cookie %q, X-Tag a,b and httptools' User-Agent", h, cookie)
+		}
+	}
+	if _, e := invoke(t, tool, synth.CallContext{}, `{"where":"away"}`); e != nil {
+		t.Fatal(e)
+	}
+	want(up.last(t).Header, "session=s1")
+	want(other.last(t).Header, "") // dropped on the hop to another host
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			where := []string{"here", "away"}[i%2]
+			if _, e := invoke(t, tool, synth.CallContext{}, `{"where":"`+where+`"}`); e != nil {
+				t.Error(e)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, e := invoke(t, tool, synth.CallContext{}, `{"where":"here"}`); e != nil {
+		t.Fatal(e)
+	}
+	want(up.last(t).Header, "session=s1")
+	if n := up.count(); n != 18 {
+		t.Errorf("the first host got %d requests; want 18", n)
 	}
 }

@@ -120,7 +120,32 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if l := m.Limits; l != nil && l.MemMB > 0 && l.MemMB<<20 < fetch.DefaultMaxBodyBytes {
 		h.maxBody = l.MemMB << 20
 	}
+	h.fixed = fixedHeader(h)
 	return h
+}
+
+// fixedHeader is the request header of every call of h that sends no body,
+// when nothing in it varies by call: no authorization, every header value
+// literal (and no Idempotency-Key, which may come from the kernel). Such
+// calls share it, read-only (fetch and net/http copy a request's header
+// before they change one), instead of building the same map each time.
+// nil when some call's header differs from another's.
+func fixedHeader(h *Handler) http.Header {
+	if h.spec.Authorization != nil {
+		return nil
+	}
+	hdr := make(http.Header, len(h.headers)+1)
+	for _, hd := range h.headers {
+		if !hd.tmpl.Static() || hd.name == "Idempotency-Key" {
+			return nil
+		}
+		v := hd.tmpl.Fill(nil)
+		hdr[hd.name] = append(hdr[hd.name][:len(hdr[hd.name]):len(hdr[hd.name])], v)
+	}
+	if !h.hasUserAgent {
+		hdr["User-Agent"] = userAgent
+	}
+	return hdr
 }
 
 // Shared, read-only header values; len == cap, so an append elsewhere copies.
@@ -154,6 +179,7 @@ type Handler struct {
 	authHeaders    []string    // header-auth names, dropped on cross-host redirects
 	credVar        string      // the variable a printed curl writes the credential as
 	timeout        *ownTimeout // the tool's timeoutMs, as a context cause: made once
+	fixed          http.Header // the header of a call without a body, when every call's is the same (fixedHeader)
 }
 
 type header struct {
@@ -232,7 +258,32 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	if secrets == nil {
 		secrets = &redact.Set{}
 	}
-	r := &request{Method: h.spec.Method, URL: u, Header: make(http.Header, len(h.headers)+3), redactor: secrets}
+	r := &request{Method: h.spec.Method, URL: u, redactor: secrets}
+	ct := ""
+	switch h.spec.BodyKind() {
+	case body.JSONInput:
+		r.Body = body.JSONWithout(in, h.consumed)
+		if r.Body != nil {
+			ct = body.ContentTypeJSON
+		}
+	case body.InputPassthrough:
+		r.Body, ct = in, body.ContentTypeJSON
+	case body.Text:
+		if h.form != nil {
+			f, err := h.form.Fill(in)
+			if err != nil {
+				return nil, h.inputInvalid("", "cannot be sent as the form body: "+err.Error())
+			}
+			r.Body = []byte(f)
+			break
+		}
+		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
+	}
+	if r.Body == nil && h.fixed != nil {
+		r.Header = h.fixed
+		return r, nil
+	}
+	r.Header = make(http.Header, len(h.headers)+3)
 	// One backing array for every header value; each slice is capped so an
 	// Add by someone else reallocates instead of writing into a neighbour.
 	var vals []string
@@ -260,26 +311,6 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 		} else {
 			r.Header[hd.name] = vals[i : i+1 : i+1]
 		}
-	}
-	ct := ""
-	switch h.spec.BodyKind() {
-	case body.JSONInput:
-		r.Body = body.JSONWithout(in, h.consumed)
-		if r.Body != nil {
-			ct = body.ContentTypeJSON
-		}
-	case body.InputPassthrough:
-		r.Body, ct = in, body.ContentTypeJSON
-	case body.Text:
-		if h.form != nil {
-			f, err := h.form.Fill(in)
-			if err != nil {
-				return nil, h.inputInvalid("", "cannot be sent as the form body: "+err.Error())
-			}
-			r.Body = []byte(f)
-			break
-		}
-		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
 	}
 	if ct != "" && !h.hasContentType {
 		r.Header["Content-Type"] = contentTypes[ct]
