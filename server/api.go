@@ -253,7 +253,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// copied again to be sent.
 	tail := metaJSON(res)
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(outputHead)+len(res.Output)+len(tail)))
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, outputHead)

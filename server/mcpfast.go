@@ -145,8 +145,8 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	}
 	noteMCPCall(r.Context(), name.Str, outcome)
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"] = noCache
+	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
@@ -263,3 +263,10 @@ func appendQuoted[Bytes ~[]byte | ~string](dst []byte, s Bytes) []byte {
 	dst[j] = '"'
 	return dst[:j+1]
 }
+
+// Shared, read-only header values of the hot paths' responses (net/http
+// copies a handler's header when it writes it).
+var (
+	jsonType = []string{"application/json"}
+	noCache  = []string{"no-cache, no-transform"}
+)
