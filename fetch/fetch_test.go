@@ -161,7 +161,7 @@ func TestCallersHeaderUnchanged(t *testing.T) {
 		if len(got) != 1 || got[0] != "ua/1" {
 			t.Errorf("upstream got User-Agent %q", got)
 		}
-		if _, ok := hdr["User-Agent"]; ok || hdr != nil && len(hdr) > 1 {
+		if _, ok := hdr["User-Agent"]; ok || len(hdr) > 1 {
 			t.Errorf("the caller's header became %v", hdr)
 		}
 	}
