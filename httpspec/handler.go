@@ -47,6 +47,7 @@ func sharedClient() *fetch.Client {
 // kernel may put its own in front of one (a test double, a recorder); to
 // trace or change what goes on the wire, wrap the client's transport
 // instead (fetch.Config.WrapTransport), which keeps the guard underneath.
+// A Sender must not change req.Header: calls of one tool may share it.
 type Sender interface {
 	Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error)
 }
