@@ -30,10 +30,7 @@ var kib = benchkit.Answer
 // expansion, secret resolution, headers, status check, JSON check and output
 // validation.
 func BenchmarkInvoke(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, kib)
-	}))
+	srv := httptest.NewServer(benchkit.Upstream)
 	defer srv.Close()
 
 	// The baseline: what a careful engineer writes by hand for one API call,
@@ -56,10 +53,7 @@ func BenchmarkInvoke(b *testing.B) {
 // pair alternates, so neither always runs after the other. Its ns/op,
 // B/op and allocs/op are those of the pair.
 func BenchmarkInvokePaired(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, kib)
-	}))
+	srv := httptest.NewServer(benchkit.Upstream)
 	defer srv.Close()
 	client := pooled()
 	hand := func() error { return handCall(client, srv.URL, true) }

@@ -13,9 +13,5 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	flag.Parse()
-	doc := []byte(benchkit.Answer)
-	log.Fatal(http.ListenAndServe(*addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(doc)
-	})))
+	log.Fatal(http.ListenAndServe(*addr, benchkit.Upstream))
 }

@@ -28,6 +28,13 @@ var Answer = func() string {
 	return b.String()
 }()
 
+// Upstream answers every request with Answer over HTTP: the load
+// benchmark's API (bench/upstream) and the loopback benchmarks' server.
+var Upstream http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, Answer)
+})
+
 // Memory answers every request with Answer, in memory: no socket, no
 // server, so that what remains of a call is the client's own work.
 type Memory struct{}
