@@ -143,10 +143,19 @@ func fixedHeader(h *Handler) http.Header {
 		v := hd.tmpl.Fill(nil)
 		hdr[hd.name] = append(hdr[hd.name][:len(hdr[hd.name]):len(hdr[hd.name])], v)
 	}
+	h.addDefaults(hdr, "")
+	return hdr
+}
+
+// addDefaults adds the headers httptools sends unless the manifest sets
+// them: the body's Content-Type (ct, "" for no body) and the User-Agent.
+func (h *Handler) addDefaults(hdr http.Header, ct string) {
+	if ct != "" && !h.hasContentType {
+		hdr["Content-Type"] = contentTypes[ct]
+	}
 	if !h.hasUserAgent {
 		hdr["User-Agent"] = userAgent
 	}
-	return hdr
 }
 
 // Shared, read-only header values; len == cap, so an append elsewhere copies.
@@ -313,12 +322,7 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 			r.Header[hd.name] = vals[i : i+1 : i+1]
 		}
 	}
-	if ct != "" && !h.hasContentType {
-		r.Header["Content-Type"] = contentTypes[ct]
-	}
-	if !h.hasUserAgent {
-		r.Header["User-Agent"] = userAgent
-	}
+	h.addDefaults(r.Header, ct)
 	// The credential goes last, so that no default (User-Agent,
 	// Content-Type) can replace it: it reaches the wire as declared.
 	if a := h.spec.Authorization; a != nil {
