@@ -140,8 +140,8 @@ func fixedHeader(h *Handler) http.Header {
 		if !hd.tmpl.Static() || hd.name == "Idempotency-Key" {
 			return nil
 		}
-		v := hd.tmpl.Fill(nil)
-		hdr[hd.name] = append(hdr[hd.name][:len(hdr[hd.name]):len(hdr[hd.name])], v)
+		// Clipped, as every shared header value is: an append elsewhere copies.
+		hdr[hd.name] = slices.Clip(append(hdr[hd.name], hd.tmpl.Fill(nil)))
 	}
 	h.addDefaults(hdr, "")
 	return hdr

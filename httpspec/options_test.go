@@ -243,6 +243,43 @@ func TestSenderSeam(t *testing.T) {
 	}
 }
 
+// TestSharedHeaderValuesAreClipped: the header a tool's calls share (see
+// TestSharedHeaderStaysWhole) holds values whose length is their capacity,
+// as every shared header value does: a Sender that appends to one
+// (append(h.Values(k), …)) gets a copy, never a write into the array the
+// tool's other calls are reading.
+func TestSharedHeaderValuesAreClipped(t *testing.T) {
+	up := newUpstream(t, reply(200, `{}`))
+	s := &countingSender{next: fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(s))
+	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.tags","description":"d","version":"1.0.0","mutating":false,
+	  "input":{"type":"object"},"output":{},
+	  "spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/x",
+	    "headers":[{"name":"X-Tag","value":"a"},{"name":"X-Tag","value":"b"},{"name":"X-Tag","value":"c"},{"name":"Accept","value":"application/json"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.reqs) != 2 {
+		t.Fatalf("sender saw %d requests; want 2", len(s.reqs))
+	}
+	for _, r := range s.reqs {
+		if got := strings.Join(r.Header.Values("X-Tag"), ","); got != "a,b,c" {
+			t.Errorf("X-Tag %q; want a,b,c", got)
+		}
+		for k, v := range r.Header {
+			if len(v) != cap(v) {
+				t.Errorf("header %s: len %d, cap %d; want them equal", k, len(v), cap(v))
+			}
+		}
+	}
+}
+
 // TestHeaderNamesAreTokens: header names (a header's, the header
 // authorization's) are RFC 9110 tokens, refused with the field path
 // otherwise.
