@@ -198,7 +198,7 @@ func NewClient(cfg Config) *Client {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: DefaultMaxHeaderBytes,
 	}
-	c.pooled = noCloseIdle{c.transport}
+	c.pooled = noCloseIdle{answers{c.transport}}
 	if cfg.WrapTransport != nil {
 		c.pooled = cfg.WrapTransport(checked{c.pooled})
 	}
@@ -372,6 +372,10 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		return &Response{Attempts: cl.attempts}, err
 	}
 	defer resp.Body.Close()
+	// A body net/http frames stops at the context's end by itself; one a
+	// wrapper hands up may not: closing it ends any read blocked in it, so
+	// nothing of the call outlives its deadline.
+	defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
 	limit := req.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes

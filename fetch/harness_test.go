@@ -165,6 +165,8 @@ func status(code int) http.HandlerFunc {
 
 type urlURL = url.URL
 
+type netipAddr = netip.Addr
+
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

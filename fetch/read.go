@@ -67,6 +67,12 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 		if total > limit {
 			return nil, fmt.Errorf("%w: more than the %d-byte cap", ErrTooLarge, limit)
 		}
+		if contentLength >= 0 && total > contentLength {
+			// net/http frames a body by its length, so only a body it did
+			// not frame gets here: never read on into room that is not
+			// there (a zero-length read would loop for ever).
+			return nil, fmt.Errorf("the response body runs past the %d bytes its Content-Length announced", contentLength)
+		}
 		blocks = append(blocks, b[:n])
 		if err == io.EOF {
 			break
@@ -135,17 +141,29 @@ func brokenRead(err error, got, want int64) error {
 // readFull fills b from r. Unlike io.ReadFull it keeps the reader's own
 // error: io.EOF is the end of the body, while io.ErrUnexpectedEOF from the
 // HTTP client means the body was cut short.
+// A reader that keeps returning nothing and no error is refused with
+// io.ErrNoProgress after maxEmptyReads reads in a row: every read makes
+// progress or fails.
 func readFull(r io.Reader, b []byte) (int, error) {
-	n := 0
+	n, empty := 0, 0
 	for n < len(b) {
 		m, err := r.Read(b[n:])
 		n += m
 		if err != nil {
 			return n, err
 		}
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyReads {
+			return n, io.ErrNoProgress
+		}
 	}
 	return n, nil
 }
+
+// maxEmptyReads is how many reads in a row may return no byte and no
+// error (bufio's own bound).
+const maxEmptyReads = 100
 
 // TruncatedError is a response body that ended before its end: fewer bytes
 // than its Content-Length, or a stream the connection broke off.

@@ -38,7 +38,8 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	}
 	if err != nil {
 		var de *DeniedError
-		if errors.As(err, &de) || errors.Is(err, ErrTooManyRedirects) {
+		var pe *ProtocolError
+		if errors.As(err, &de) || errors.As(err, &pe) || errors.Is(err, ErrTooManyRedirects) {
 			return false, err
 		}
 		// A write is repeated only if it certainly never left: no

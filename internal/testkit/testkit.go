@@ -1,0 +1,121 @@
+// Package testkit holds the helpers the project's own tests share: waiting
+// for a condition a background goroutine changes, a locked buffer for logs.
+// It is for tests only; nothing in a program imports it.
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// WaitFor polls cond every 5 ms until it holds, and fails the test after 10 s
+// naming what it waited for. It waits for an event; it never asserts a
+// duration.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Buffer is a bytes.Buffer safe for concurrent use: a logger's writer read
+// by the test.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// HostileUpstream is a server on 127.0.0.1 that answers every request with
+// Head, written byte for byte, and then either floods the connection with
+// 64 KiB blocks (Flood) or stays silent, until the client hangs up or Hold
+// passes. It counts requests, bytes written after the head, and the
+// connections the client closed.
+type HostileUpstream struct {
+	URL                    string // the base URL, ending in "/"
+	Requests, Sent, HungUp atomic.Int64
+}
+
+// NewHostileUpstream starts one; it stops with the test.
+func NewHostileUpstream(t testing.TB, head string, flood bool, hold time.Duration) *HostileUpstream {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &HostileUpstream{URL: "http://" + ln.Addr().String() + "/"}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go u.serve(c, head, flood, hold, done)
+		}
+	}()
+	return u
+}
+
+func (u *HostileUpstream) serve(c net.Conn, head string, flood bool, hold time.Duration, done chan struct{}) {
+	defer c.Close()
+	if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+		return
+	}
+	u.Requests.Add(1)
+	if _, err := c.Write([]byte(head)); err != nil {
+		return
+	}
+	hungUp := func(err error) bool {
+		ne, ok := err.(net.Error)
+		return !ok || !ne.Timeout()
+	}
+	if !flood {
+		c.SetReadDeadline(time.Now().Add(hold))
+		if _, err := c.Read(make([]byte, 1)); err != nil && hungUp(err) {
+			u.HungUp.Add(1)
+		}
+		return
+	}
+	block := make([]byte, 64<<10)
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		c.SetWriteDeadline(time.Now().Add(hold))
+		n, err := c.Write(block)
+		u.Sent.Add(int64(n))
+		if err != nil {
+			if hungUp(err) {
+				u.HungUp.Add(1)
+			}
+			return
+		}
+	}
+}
