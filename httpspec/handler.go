@@ -615,6 +615,14 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 	if err != nil {
 		return nil, err
 	}
+	// Nothing has gone to the client yet: an answer already broken within
+	// its first block is refused as an error answer, not begun and cut.
+	if err := jsoncheck.CheckReader(io.MultiReader(bytes.NewReader(first), prefixEnd{}), jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); !errors.Is(err, errPrefixEnd) {
+		var je *jsoncheck.Error
+		if errors.As(err, &je) {
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: notJSON(err)}
+		}
+	}
 	w := &errWriter{w: sink.Begin(status)}
 	err = jsoncheck.CheckReader(io.TeeReader(br, w), jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true, Grow: grow})
 	if w.err != nil {
@@ -627,6 +635,14 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 	}
 	return nil, err
 }
+
+// prefixEnd ends the first block of a streamed answer for its check: what
+// follows has not arrived yet.
+type prefixEnd struct{}
+
+var errPrefixEnd = errors.New("the end of the first block")
+
+func (prefixEnd) Read([]byte) (int, error) { return 0, errPrefixEnd }
 
 // streamBlock is the first read of an answer that may stream: one that ends
 // within it is handled whole.

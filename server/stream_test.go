@@ -105,3 +105,49 @@ func TestOutputsThatNeedNoCheckStream(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenBeforeTheFirstByteIsAnswered: a streamed tool's answer found
+// broken within its first block (10 MiB of "[", refused at byte 129; a
+// syntax error, a duplicate name or a number out of bounds at the start of
+// a 100 KiB answer) gets the 502 response-not-json it would get held, with
+// a whole error body: nothing had gone to the client, so nothing is cut
+// (before the fix the first three were cut, access log status 0).
+func TestBrokenBeforeTheFirstByteIsAnswered(t *testing.T) {
+	r := newRig(t)
+	pad := strings.Repeat(" ", 100<<10)
+	early := map[string]string{
+		"deep":      strings.Repeat("[", 10<<20),
+		"syntax":    `{"a":}` + pad,
+		"duplicate": `{"a":1,"a":2,` + pad + `}`,
+		"number":    `{"n":1e999999,` + pad + `}`,
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, early[strings.TrimPrefix(req.URL.Path, "/")])
+	}))
+	defer up.Close()
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "any.json"), []byte(`{"id":"t.any","description":"x.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"p":{"type":"string"}},"required":["p"]},"output":{},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/{p}"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for name := range early {
+		req, _ := http.NewRequest("POST", r.http.URL+"/v1/tools/t.any/invoke", strings.NewReader(`{"input":{"p":"`+name+`"}}`))
+		req.Header.Set("Authorization", "Bearer "+r.keyA)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v (cut, not answered)", name, err)
+			continue
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 502 || !json.Valid(b) || !strings.Contains(string(b), "response-not-json") {
+			t.Errorf("%s: %d %v %.200s; want a whole 502 response-not-json", name, resp.StatusCode, err, b)
+			continue
+		}
+		answered++
+	}
+	t.Logf("%d of %d answered 502", answered, len(early))
+}

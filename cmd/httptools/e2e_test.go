@@ -88,6 +88,21 @@ func startServe(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	return startProc(t, cmd, args)
+}
+
+// startServeNoFile is startServe in a process whose descriptor limit
+// (soft and hard) is nofile.
+func startServeNoFile(t *testing.T, nofile int, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" serve "$@"`, nofile), binary(t)}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	return startProc(t, cmd, args)
+}
+
+// startProc starts a serve command and waits for its banner.
+func startProc(t *testing.T, cmd *exec.Cmd, args []string) *proc {
+	t.Helper()
 	stdout, _ := cmd.StdoutPipe()
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr

@@ -275,6 +275,12 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+	var lim server.ConnLimits
+	fs.IntVar(&lim.MaxConns, "max-conns", 0, "open client connections at most; past it the oldest idle one is closed (default half the descriptor limit)")
+	fs.IntVar(&lim.MaxIdlePerClient, "max-idle-conns-per-client", server.DefaultMaxIdlePerClient, "connections of one client address waiting for headers or kept alive; past it that client's oldest one is closed")
+	fs.DurationVar(&lim.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "how long a request's headers may take to arrive")
+	fs.DurationVar(&lim.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a request's body may take to arrive")
+	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
 	pos, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
@@ -344,7 +350,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			log.Warn("profiler on", "addr", *pprofAddr, "error", http.ListenAndServe(*pprofAddr, mux))
 		}()
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 1 << 20}
+	hs := server.NewHTTPServer(srv.Handler(), lim, log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	sigs := make(chan os.Signal, 1)
