@@ -340,8 +340,9 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = cl.checkHop(ctx, hr.URL) // rewrites the host to its one form
 	cl.host, cl.hostname = hr.URL.Host, hr.URL.Hostname()
-	if err := cl.checkHop(ctx, hr.URL); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -415,7 +416,21 @@ func (cl *call) checkHop(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return &DeniedError{Host: u.Host, Why: fmt.Sprintf("scheme %q is not http or https", u.Scheme)}
 	}
-	host := u.Hostname()
+	// One form of the host decides the allowlist and is what net/http
+	// dials, resolves and names in Host and SNI: the URL is rewritten to it.
+	host, err := CanonicalHost(u.Hostname())
+	if err != nil {
+		return &DeniedError{Host: u.Hostname(), Why: err.Error()}
+	}
+	if host != u.Hostname() {
+		if p := u.Port(); p != "" {
+			u.Host = net.JoinHostPort(host, p)
+		} else if strings.Contains(host, ":") {
+			u.Host = "[" + host + "]"
+		} else {
+			u.Host = host
+		}
+	}
 	if cl.req.Restricted && !HostAllowed(cl.req.Allowlist, host) {
 		return &DeniedError{Host: host, Why: "host is not in the tool's network allowlist"}
 	}

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"fmt"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -33,17 +34,43 @@ func HostAllowed(patterns []string, host string) bool {
 }
 
 // normHost lower-cases a host, drops a trailing dot and turns an
-// international name into punycode; ok is false for a name IDNA refuses.
+// international name into punycode; ok is false for a name that is not in
+// its one canonical form (see CanonicalHost).
 func normHost(h string) (string, bool) {
 	h = strings.TrimSuffix(h, ".")
+	a, err := CanonicalHost(h)
+	if err != nil {
+		return "", false
+	}
+	return a, true
+}
+
+// CanonicalHost is the one form of a host name that fetch checks against
+// the allowlist and dials: lower case ASCII, an international name in
+// punycode. A name that only becomes that form by the mappings of IDNA's
+// lookup profile — full-width letters, an ideographic or full-width full
+// stop, a soft hyphen or a zero-width character, which net/http, its Host
+// header and the resolver would each map differently or not at all — is
+// refused: a look-alike of an allowed host is never a way to it.
+func CanonicalHost(h string) (string, error) {
+	ascii := true
 	for i := 0; i < len(h); i++ {
 		if h[i] >= 0x80 {
-			a, err := idna.Lookup.ToASCII(h)
-			if err != nil {
-				return "", false
-			}
-			return strings.ToLower(a), true
+			ascii = false
+			break
 		}
 	}
-	return strings.ToLower(h), true
+	if ascii {
+		return strings.ToLower(h), nil
+	}
+	lower := strings.ToLower(h)
+	mapped, err := idna.Lookup.ToASCII(lower)
+	if err != nil {
+		return "", fmt.Errorf("host %q is not a valid international name: %v", h, err)
+	}
+	plain, err := idna.Punycode.ToASCII(lower)
+	if err != nil || plain != mapped {
+		return "", fmt.Errorf("host %q is not in its canonical form (%s): it holds characters IDNA maps away, such as full-width letters or dots, a soft hyphen or a zero-width character", h, mapped)
+	}
+	return mapped, nil
 }

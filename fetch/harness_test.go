@@ -167,6 +167,8 @@ type urlURL = url.URL
 
 type netipAddr = netip.Addr
 
+var netSplit = net.SplitHostPort
+
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
