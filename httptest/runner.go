@@ -77,6 +77,12 @@ func Run(dir string) (*Report, error) {
 		if err != nil {
 			return err
 		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() { // as synth.ManifestFiles: a ConfigMap's ..data, .git
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if !d.IsDir() && strings.HasSuffix(p, ".cases.json") {
 			files = append(files, p)
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/httptools/httptools/httpspec"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -144,11 +145,17 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Reload loads the tools folder again; on any error the old set stays.
+// Reload loads the tools folder again; on any error the old set stays, and
+// so it does when the folder holds no manifest any more (a start-up refuses
+// one too: an emptied folder is far likelier a mistake, or a volume not
+// mounted yet, than a wish to serve nothing).
 func (s *Server) Reload() error {
 	ts, err := loadTools(s.cfg.ToolsDir, s.cfg.Loader, s.cfg.Apps, s.Tools())
 	if err != nil {
 		return err
+	}
+	if len(ts.IDs()) == 0 && s.Tools() != nil {
+		return fmt.Errorf("%s holds no manifest (*.json) now: write one, or stop the service to serve none", s.cfg.ToolsDir)
 	}
 	s.tools.Store(ts)
 	return nil

@@ -207,8 +207,36 @@ func quoteList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
+// MaxIDLength bounds a tool's id: MCP's limit for a tool name.
+const MaxIDLength = 128
+
+// checkID refuses an id that could not be served as it is everywhere a tool
+// is named: an MCP tool name ([A-Za-z0-9._-], at most 128), a URL path
+// segment, a log field, a console page. It starts with a letter or digit.
+func checkID(id string, ps *Problems) {
+	if id == "" {
+		return // the schema's minLength says so
+	}
+	if len(id) > MaxIDLength {
+		ps.Error("id", fmt.Sprintf("is %d bytes long: keep it to %d (MCP's limit for a tool name)", len(id), MaxIDLength))
+		return
+	}
+	for i, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			what := fmt.Sprintf("%q", r)
+			if i == 0 {
+				what += " first"
+			}
+			ps.Error("id", fmt.Sprintf("holds %s at byte %d: an id is letters, digits, '.', '_' and '-' (starting with a letter or digit), as MCP names tools, e.g. acme.get-invoice", what, i))
+			return
+		}
+	}
+}
+
 // checkManifest runs the rules that hold for every kind.
 func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
+	checkID(m.ID, ps)
 	if m.Spec != nil && m.CodeArtifactRef != nil {
 		ps.Error("spec", "spec and codeArtifactRef are mutually exclusive: keep the declarative spec or the handler artifact, not both")
 	}
@@ -273,12 +301,23 @@ func lineColumn(src []byte, off int64) string {
 }
 
 // ManifestFiles lists the manifests below dir: every *.json file except
-// *.cases.json (test cases), sorted.
+// *.cases.json (test cases), sorted. Names starting with a dot are left out,
+// folders with all below them: a ConfigMap's ..data holds what its links
+// beside it name once more.
 func ManifestFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			// Hidden: a Kubernetes ConfigMap's ..data and ..<timestamp>
+			// folders (the manifests are the symbolic links beside
+			// them), .git.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.HasSuffix(p, ".cases.json") {
 			files = append(files, p)

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/hangup"
 )
 
 const usage = `httptools — declarative HTTP tools for AI agents (version %s)
@@ -52,6 +55,12 @@ Usage:
 `
 
 func main() {
+	if len(os.Args) < 2 || os.Args[1] != "serve" && os.Args[1] != "mcp" {
+		// Only the services reload on SIGHUP (internal/hangup caught it
+		// from the start); any other command ends on it, as a program does.
+		signal.Stop(hangup.C)
+		signal.Reset(syscall.SIGHUP)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/hangup"
 	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
@@ -354,23 +355,21 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
 	for {
 		select {
 		case err := <-errc:
 			fmt.Fprintln(stderr, "httptools serve:", err)
 			return 1
-		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
-				if err := srv.Reload(); err != nil {
-					log.Error("reload failed; the previous tools stay", "error", err.Error())
-				} else {
-					log.Info("reloaded", "tools", len(srv.Tools().IDs()))
-				}
-				logs.Flush()
-				continue
+		case <-hangup.C: // caught since the program started (internal/hangup): one during start-up reloads now
+			if err := srv.Reload(); err != nil {
+				log.Error("reload failed; the previous tools stay", "error", err.Error())
+			} else {
+				log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 			}
+			logs.Flush()
+		case <-sigs:
 			log.Info("stopping: draining calls in flight", "timeout", drain.String())
 			logs.Flush()
 			sctx, cancel := context.WithTimeout(ctx, *drain)
@@ -534,6 +533,9 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	if _, rc, ok := fs.parse(args, stdout, stderr); !ok {
 		return rc
 	}
+	// Caught from the first moment (its default ends the process); one
+	// during start-up reloads once started.
+	hup := hangup.C
 	p, err := f.check(f.logger(stderr))
 	if err != nil {
 		return loadFailed(stderr, "mcp", f.tools, err)
@@ -568,9 +570,6 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	who := func(*mcp.CallToolRequest) string { return *person }
 	ms := srv.MCPServer("local", who)
 	// SIGHUP reloads the folder; the client is told the list changed.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	go func() {
 		for range hup {
 			if err := srv.Reload(); err != nil {
@@ -655,3 +654,4 @@ func (t *tenantLimitFlags) Set(v string) error {
 	t.m[name] = limit
 	return nil
 }
+
