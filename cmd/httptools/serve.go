@@ -654,4 +654,3 @@ func (t *tenantLimitFlags) Set(v string) error {
 	t.m[name] = limit
 	return nil
 }
-
