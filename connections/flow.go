@@ -74,6 +74,9 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	if err != nil {
 		return nil, fmt.Errorf("exchanging the code at %s: %s", st.App, describeTokenError(err))
 	}
+	if err := bearerOnly(tok); err != nil {
+		return nil, fmt.Errorf("exchanging the code at %s: %w", st.App, err)
+	}
 	scopes := requested
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
 		scopes = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
@@ -115,4 +118,15 @@ func (m *Manager) Revoke(ctx context.Context, tenant, id string) error {
 		}
 	}
 	return m.Connections.RevokeConnection(ctx, tenant, id)
+}
+
+// bearerOnly refuses a token that is not a bearer token (RFC 6750): tools
+// send "Authorization: Bearer <token>", and a token of another type (mac,
+// which must sign each request) sent so would be a credential given away
+// in a form its provider does not accept.
+func bearerOnly(tok *oauth2.Token) error {
+	if typ := tok.Type(); typ != "Bearer" {
+		return fmt.Errorf("the provider issued a token of type %q; httptools sends bearer tokens only (RFC 6750): configure the app to issue bearer tokens", tok.TokenType)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
@@ -228,7 +229,7 @@ func (m *Manager) report(outcome string) {
 func describeTokenError(err error) string {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		s := "token endpoint answered " + http.StatusText(re.Response.StatusCode)
+		s := fmt.Sprintf("token endpoint answered %d %s", re.Response.StatusCode, http.StatusText(re.Response.StatusCode))
 		if re.ErrorCode != "" {
 			s += ": " + re.ErrorCode
 		}
@@ -236,6 +237,11 @@ func describeTokenError(err error) string {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "token endpoint timed out"
+	}
+	var de *fetch.DeniedError
+	if errors.As(err, &de) {
+		// The guard's words name the host and the rule, never a secret.
+		return "token endpoint refused by the outbound guard: " + de.Error() + " (serve --allow-cidr opens a range)"
 	}
 	return "token endpoint unreachable"
 }

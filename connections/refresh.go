@@ -109,6 +109,9 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 	if terr != nil {
 		return m.refreshFailed(ctx, cur, need, own, rejected, terr)
 	}
+	if err := bearerOnly(tok); err != nil {
+		return m.refreshFailed(ctx, cur, need, own, rejected, err)
+	}
 	issued := m.now()
 	m.report("ok")
 	next := *cur

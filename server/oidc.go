@@ -38,6 +38,10 @@ type Issuer struct {
 type OIDC struct {
 	Issuers  []Issuer
 	Resource string // e.g. https://tools.example.com/mcp
+	// HTTPClient sends discovery and key requests; nil means
+	// http.DefaultClient. serve passes fetch's guarded client
+	// (fetch.Client.HTTPClient).
+	HTTPClient *http.Client
 }
 
 // LoadOIDC reads an issuers file, {"issuers": [{"url", "tenant" |
@@ -147,6 +151,9 @@ func (s *Server) verifier(ctx context.Context, issuer string) (*oidc.IDTokenVeri
 	got, err, _ := v.group.Do(issuer, func() (any, error) {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
+		if c := s.cfg.OIDC.HTTPClient; c != nil {
+			dctx = oidc.ClientContext(dctx, c)
+		}
 		p, err := oidc.NewProvider(dctx, issuer)
 		if err != nil {
 			v.failed.Store(issuer, time.Now().Add(5*time.Second))

@@ -125,6 +125,7 @@ func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQL
 type plan struct {
 	apps   connections.Apps
 	mem    *budget.Budget
+	client *fetch.Client // tools' calls, and through HTTPClient every request of the service's own
 	loader *synth.Loader
 	tools  *server.Toolset
 }
@@ -157,10 +158,11 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	}
 	reg := &synth.Registry{}
 	p.mem = budget.New(int64(f.maxInflight))
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
+	p.client = fetch.NewClient(fetch.Config{
 		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
-	})))
+	})
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
 	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}}
 	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
 		var le *server.LoadError
@@ -230,7 +232,10 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slo
 		public = "http://" + addr
 	}
 	if p.apps != nil {
-		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log}
+		// Token requests go through the guard too, and follow no redirect:
+		// a 307 would post the client secret and the code again.
+		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log,
+			HTTPClient: p.client.HTTPClient(false)}
 	}
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
@@ -238,6 +243,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slo
 			store.Close()
 			return nil, nil, fmt.Errorf("--oidc %w", err)
 		}
+		oidcCfg.HTTPClient = p.client.HTTPClient(true)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The garbage collector works to the budget too: the heap stays
