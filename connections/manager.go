@@ -21,7 +21,7 @@ import (
 const (
 	DefaultSkew           = 5 * time.Minute
 	DefaultRefreshTimeout = 15 * time.Second
-	DefaultLeaseTTL       = 20 * time.Second
+	DefaultLeaseTTL       = 6 * time.Second
 	StateLifetime         = 10 * time.Minute
 )
 
@@ -53,8 +53,10 @@ type Manager struct {
 	// "ok", "needs-reauth" or "failed" (for metrics).
 	OnRefresh func(outcome string)
 
-	// LeaseTTL bounds how long a replica's refresh holds others off; 0
-	// means DefaultLeaseTTL.
+	// LeaseTTL bounds how long a refresh's lease holds other replicas off
+	// past its holder's last renewal (renewed every third of it while the
+	// provider is asked), so it is about what a replica that dies
+	// mid-refresh costs its connection; 0 means DefaultLeaseTTL (6 s).
 	LeaseTTL time.Duration
 	// Logger receives what the operator should know (a token write being
 	// retried); nil means none.

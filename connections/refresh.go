@@ -18,9 +18,12 @@ import (
 //
 //  1. lease: in one transaction on the row, re-check (another replica may
 //     have refreshed), then mark the row leased to this manager until
-//     LeaseTTL from now; a row leased to another is waited on, polling, or
-//     its old token served while it is still valid;
-//  2. ask the provider with the stored refresh token;
+//     LeaseTTL past the store's time (StoreClock: never a replica's own
+//     clock); a row leased to another is waited on, polling, or its old
+//     token served while it is still valid;
+//  2. ask the provider with the stored refresh token, renewing the lease
+//     every third of LeaseTTL meanwhile: a replica that dies here holds
+//     the others off for at most LeaseTTL;
 //  3. complete: in one transaction, write the new tokens and clear the
 //     lease, if the lease is still ours or the row holds an older refresh.
 //
@@ -99,18 +102,22 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 			return nil, storeUnavailable(err)
 		}
 	}
-	cur, took, err := m.lease(ctx, tenant, need, own, rejected)
+	cur, took, takenFrom, err := m.lease(ctx, tenant, need, own, rejected)
 	if err != nil || !took {
 		return cur, err // an error, or a token someone else refreshed (or that may still serve)
 	}
 	app := m.Apps[need.App]
 	conf := app.oauthConfig(m.RedirectURL, nil)
+	// The lease is renewed while the provider is asked: held as long as
+	// this replica lives, and at most LeaseTTL past its death.
+	stop := m.keepLease(ctx, cur)
 	tok, terr := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	stop()
 	if terr != nil {
-		return m.refreshFailed(ctx, cur, need, own, rejected, terr)
+		return m.refreshFailed(ctx, cur, need, own, rejected, takenFrom, terr)
 	}
 	if err := bearerOnly(tok); err != nil {
-		return m.refreshFailed(ctx, cur, need, own, rejected, err)
+		return m.refreshFailed(ctx, cur, need, own, rejected, takenFrom, err)
 	}
 	issued := m.now()
 	m.report("ok")
@@ -146,12 +153,22 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 // lease re-reads the row and takes its lease, waiting while another
 // replica holds it. It returns the row leased to this manager (took), or a
 // row that needs no refresh from us (fresh now, or still valid while another
-// replica refreshes), or the error to give the caller.
-func (m *Manager) lease(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (rec *Record, took bool, err error) {
+// replica refreshes), or the error to give the caller. takenFrom names the
+// owner of a lease that ran out unreleased (a replica that died or froze
+// while it asked the provider), which this one took over.
+//
+// Who holds a lease is decided on the store's clock (StoreClock), never on
+// this replica's: a lease taken until the store's time plus LeaseTTL, and
+// renewed while the provider is asked (keepLease).
+func (m *Manager) lease(ctx context.Context, tenant string, need synth.ConnectionNeed, own, rejected string) (rec *Record, took bool, takenFrom string, err error) {
 	wait := 20 * time.Millisecond
 	for {
 		var seen *Record
-		took = false
+		took, takenFrom = false, ""
+		leaseNow, err := m.storeNow(ctx)
+		if err != nil {
+			return nil, false, "", storeUnavailable(err)
+		}
 		rec, err = m.Connections.UpdateLocked(ctx, tenant, need.App, own, func(cur *Record) (*Record, error) {
 			seen = cur
 			now := m.now()
@@ -164,7 +181,7 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 				return nil, nil // another caller or replica refreshed it meanwhile
 			case rejected != "" && cur.AccessToken != rejected && cur.fresh(now, 0):
 				return nil, nil // refreshed since the upstream refused the old one
-			case cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() && cur.LeaseUntil.After(now):
+			case cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() && cur.LeaseUntil.After(leaseNow):
 				return nil, errRaced // another replica is asking the provider
 			case cur.RefreshToken == "":
 				if cur.fresh(now, 0) && rejected == "" {
@@ -174,37 +191,97 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 				next.Status, next.LastError = StatusNeedsReauth, "the access token expired and there is no refresh token"
 				return &next, usable(&next, need, own)
 			}
+			if cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() {
+				takenFrom = cur.LeaseOwner // it ran out unreleased
+			}
 			next := *cur
-			next.LeaseOwner, next.LeaseUntil = m.leaseID(), now.Add(m.leaseTTL())
+			next.LeaseOwner, next.LeaseUntil = m.leaseID(), leaseNow.Add(m.leaseTTL())
 			took = true
 			return &next, nil
 		})
 		switch {
 		case errors.Is(err, ErrNotFound):
-			return nil, false, notConnected(need.App, own)
+			return nil, false, "", notConnected(need.App, own)
 		case errors.Is(err, errRaced):
 			if rejected == "" && seen.fresh(m.now(), 0) {
-				return seen, false, nil // valid still: serve it, the other replica refreshes
+				return seen, false, "", nil // valid still: serve it, the other replica refreshes
 			}
 			select {
 			case <-ctx.Done():
-				return nil, false, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+				return nil, false, "", synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
 					"the %s connection of %s is being refreshed by another replica, which did not finish in time: try again", need.App, whose(own))
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, 200*time.Millisecond)
 			continue
 		case errors.Is(err, ErrUnavailable):
-			return nil, false, storeUnavailable(err)
+			return nil, false, "", storeUnavailable(err)
 		case err != nil:
-			return nil, false, err // usable's verdict
+			return nil, false, "", err // usable's verdict
 		}
-		return rec, took && err == nil, nil
+		return rec, took && err == nil, takenFrom, nil
+	}
+}
+
+// storeNow is the time leases are decided on: the store's (StoreClock), or
+// this manager's clock for a store without one.
+func (m *Manager) storeNow(ctx context.Context) (time.Time, error) {
+	if sc, ok := m.Connections.(StoreClock); ok {
+		return sc.StoreNow(ctx)
+	}
+	return m.now(), nil
+}
+
+// keepLease renews the lease of cur every third of LeaseTTL, on the store's
+// clock, until the returned stop is called (which waits for a renewal under
+// way). A renewal that finds the lease gone stops renewing.
+func (m *Manager) keepLease(ctx context.Context, cur *Record) (stop func()) {
+	every := m.leaseTTL() / 3
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			leaseNow, err := m.storeNow(ctx)
+			if err != nil {
+				continue // the store is away: the lease may run out, and complete() copes
+			}
+			lost := false
+			_, err = m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(row *Record) (*Record, error) {
+				if row == nil || row.LeaseOwner != m.leaseID() {
+					lost = true
+					return nil, nil
+				}
+				next := *row
+				next.LeaseUntil = leaseNow.Add(m.leaseTTL())
+				return &next, nil
+			})
+			if lost {
+				return
+			}
+			_ = err // a failed renewal is tried again at the next tick
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
 	}
 }
 
 // refreshFailed records a failed token request and releases the lease.
-func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.ConnectionNeed, own, rejected string, terr error) (*Record, error) {
+// The connection needs re-authorization only when the provider refused the
+// refresh token (invalid_grant) and the store still holds that token: if
+// another replica refreshed meanwhile (its rotated token stored, or a later
+// refresh), its row stands and its token is served.
+func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.ConnectionNeed, own, rejected, takenFrom string, terr error) (*Record, error) {
 	secrets := &redact.Set{}
 	secrets.Add(cur.RefreshToken, cur.AccessToken)
 	next := *cur // LastRefresh stays: it dates the tokens held, not the attempt
@@ -212,26 +289,48 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 	var re *oauth2.RetrieveError
 	invalid := errors.As(terr, &re) && re.ErrorCode == "invalid_grant"
 	if invalid {
-		m.report("needs-reauth")
-		// The refresh token sent is the stored one (we hold the lease):
-		// the grant is gone, the person must reconnect.
 		next.Status = StatusNeedsReauth
 		next.LastError = secrets.Redact("invalid_grant: " + re.ErrorDescription)
 	} else {
 		m.report("failed")
 		next.LastError = describeTokenError(terr)
 	}
-	_, err := m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(row *Record) (*Record, error) {
-		if row == nil || row.LeaseOwner != m.leaseID() {
+	var row *Record
+	superseded := false
+	_, err := m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(r *Record) (*Record, error) {
+		row = r
+		switch {
+		case r == nil:
+			return nil, nil
+		case r.RefreshToken != cur.RefreshToken || r.LastRefresh.After(cur.LastRefresh) || r.Status != StatusActive:
+			superseded = true // refreshed (or revoked) by another meanwhile: theirs stands
+			return nil, nil
+		case !invalid && r.LeaseOwner != m.leaseID():
 			return nil, nil // the lease ran out and another replica took over
 		}
 		out := next
+		if r.LeaseOwner != m.leaseID() {
+			out.LeaseOwner, out.LeaseUntil = r.LeaseOwner, r.LeaseUntil // another's lease stays
+		}
 		return &out, nil
 	})
 	if err != nil {
 		m.logger().Warn("a failed token refresh could not be recorded; the lease will run out", "app", cur.App, "error", words(err))
 	}
+	if superseded && row != nil && row.Status == StatusActive && row.fresh(m.now(), 0) && row.AccessToken != rejected {
+		// The race was lost, not the grant: the winner's token serves.
+		m.logger().Info("a token refresh lost a race to another replica's; its token is used", "app", cur.App, "tenant", cur.Tenant)
+		return row, nil
+	}
 	if invalid {
+		m.report("needs-reauth")
+		if takenFrom != "" {
+			m.logger().Error("the provider refused a refresh token after a refresh by another replica was interrupted: that replica may have been given a rotated refresh token and died before storing it; the person must connect again (POST /v1/connections/{app}/authorize)",
+				"app", cur.App, "tenant", cur.Tenant, "owner", cur.Owner, "interrupted_lease", takenFrom)
+		} else {
+			m.logger().Warn("the provider refused the refresh token (invalid_grant): the connection needs to be connected again",
+				"app", cur.App, "tenant", cur.Tenant, "owner", cur.Owner)
+		}
 		return nil, usable(&next, need, own)
 	}
 	// The token endpoint failed for now: the connection stays active, and

@@ -127,6 +127,17 @@ type ConnectionStore interface {
 	UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error)
 }
 
+// StoreClock is a ConnectionStore that tells its own time. A Manager whose
+// store is one decides refresh leases on that clock (taken until its time
+// plus LeaseTTL, and expired by it), so every replica reads the same clock:
+// one whose own clock is slow or fast never takes a lease another holds, nor
+// holds one past its end. SQLStore is one (PostgreSQL's clock_timestamp();
+// on SQLite the machine's clock, which every process on the file shares).
+// It must be safe for concurrent use.
+type StoreClock interface {
+	StoreNow(ctx context.Context) (time.Time, error)
+}
+
 // StateStore keeps pending connect flows: what a Manager's Authorize and
 // Callback use.
 type StateStore interface {

@@ -283,6 +283,20 @@ func (s *SQLStore) Ping(ctx context.Context) error {
 	return fail("write check", err)
 }
 
+// StoreNow implements connections.StoreClock: PostgreSQL's own clock, so
+// that replicas with skewed clocks agree on every lease; on SQLite, whose
+// processes share one machine, its clock.
+func (s *SQLStore) StoreNow(ctx context.Context) (time.Time, error) {
+	if !s.pg {
+		return time.Now(), nil
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var t time.Time
+	err := s.db.QueryRowContext(ctx, `SELECT clock_timestamp()`).Scan(&t)
+	return t, fail("read the clock", err)
+}
+
 // Close implements Store.
 func (s *SQLStore) Close() error { return s.db.Close() }
 

@@ -1,0 +1,275 @@
+package connections_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
+	"github.com/httptools/httptools/synth"
+)
+
+// The leases of a refresh across replicas, each replica a Manager with its
+// own clock (skewed 10 minutes either way) on one database: who holds a
+// lease is decided on the store's clock only.
+
+// replicaStore is a replica's handle on the shared store. Once dead (the
+// process killed or frozen right after it took a lease, or after its token
+// request reached the provider), it reads and writes nothing more; before,
+// onUpdate (when set) runs before each UpdateLocked.
+type replicaStore struct {
+	*sqlstore.SQLStore
+	dieAfterLease atomic.Bool
+	dead          atomic.Bool
+	onUpdate      func(n int64)
+	updates       atomic.Int64
+}
+
+var errDead = &StoreError{Op: "update", Err: errors.New("injected: this replica is dead")}
+
+func (r *replicaStore) StoreNow(ctx context.Context) (time.Time, error) {
+	if r.dead.Load() {
+		return time.Time{}, errDead
+	}
+	return r.SQLStore.StoreNow(ctx)
+}
+
+func (r *replicaStore) UpdateLocked(ctx context.Context, tenant, app, owner string, fn func(cur *Record) (*Record, error)) (*Record, error) {
+	if r.dead.Load() {
+		return nil, errDead
+	}
+	if n := r.updates.Add(1); r.onUpdate != nil {
+		r.onUpdate(n)
+	}
+	rec, err := r.SQLStore.UpdateLocked(ctx, tenant, app, owner, fn)
+	if err == nil && rec != nil && rec.LeaseOwner != "" && r.dieAfterLease.Load() {
+		r.dead.Store(true)
+	}
+	return rec, err
+}
+
+// testLease is the lease of these tests' managers: short, so that a lease
+// that runs out does so quickly.
+const testLease = time.Second
+
+// manager is e.manager with the test's lease and clock.
+func (e *env) replica(s testStore, now func() time.Time) *Manager {
+	m := e.manager(s)
+	m.Now, m.LeaseTTL = now, testLease
+	return m
+}
+
+// skewed is a clock off the true one by d.
+func skewed(d time.Duration) func() time.Time { return func() time.Time { return time.Now().Add(d) } }
+
+// blockingClient is a token client whose requests never reach the
+// provider: they wait until the test ends (a replica frozen on its request).
+func blockingClient(t *testing.T) *http.Client {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+		return nil, errors.New("blocked")
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// expire stores the company connection as expired an hour ago, whatever a
+// replica's clock says.
+func (e *env) expireHour(t *testing.T, s *sqlstore.SQLStore) {
+	t.Helper()
+	_, err := s.UpdateLocked(context.Background(), "t1", "google", OwnerCompany, func(cur *Record) (*Record, error) {
+		next := *cur
+		next.Expiry = time.Now().Add(-time.Hour)
+		return &next, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashedReplicaCostsSeconds: replica A (its clock 10 minutes slow or
+// fast) takes the lease of an expired connection and dies while its token
+// request waits on the provider. Replica B (true clock) then makes 25
+// calls, each within a 15 s refresh: 25 of 25 succeed, with 1 refresh
+// grant and 0 invalid_grant (before: a fast dead replica locked the
+// connection out for 10 minutes, a true-clock one for the whole 20 s lease;
+// a slow live one let B present a revoked token). A restarted A (a new
+// Manager on the same store) is served as well.
+func TestCrashedReplicaCostsSeconds(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute, 0} {
+			t.Run(skew.String(), func(t *testing.T) {
+				e := newEnv(t)
+				e.provider.Rotate = true
+				e.connect(t, a, "t1", OwnerCompany, true)
+				e.expireHour(t, a)
+				tool := e.tool(t, "company")
+				ra := &replicaStore{SQLStore: a}
+				ra.dieAfterLease.Store(true)
+				ma := e.replica(ra, skewed(skew))
+				ma.HTTPClient = blockingClient(t)
+				go call(tool, ma, "t1", "") // takes the lease, then dies
+				testkit.WaitFor(t, "A to take the lease and die", ra.dead.Load)
+				mb := e.replica(b, time.Now)
+				ok := 0
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for range 25 {
+					wg.Go(func() {
+						if tok, err := call(tool, mb, "t1", ""); err == nil && tok != "" {
+							mu.Lock()
+							ok++
+							mu.Unlock()
+						} else {
+							t.Log(err)
+						}
+					})
+				}
+				wg.Wait()
+				if ok != 25 || e.provider.RefreshGrants.Load() != 1 || e.provider.InvalidGrants.Load() != 0 {
+					t.Errorf("B: %d of 25 calls, %d grants, %d invalid_grant; want 25, 1, 0", ok, e.provider.RefreshGrants.Load(), e.provider.InvalidGrants.Load())
+				}
+				restarted := e.replica(a, skewed(skew))
+				if _, err := call(tool, restarted, "t1", ""); err != nil {
+					t.Errorf("A restarted: %v", err)
+				}
+			})
+		}
+	})
+}
+
+// TestSlowClockHoldsItsLease: replica A, its clock 10 minutes slow, holds
+// the lease while a token endpoint with rotation takes 2 s; replica B (true
+// clock) calls meanwhile. B waits for A's token: 1 refresh grant, 0 uses of
+// a revoked refresh token, 0 invalid_grant (before: B read A's lease as
+// long expired and presented the refresh token A was rotating).
+func TestSlowClockHoldsItsLease(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		e.provider.Rotate = true
+		e.provider.Delay = 2 * time.Second
+		e.connect(t, a, "t1", OwnerCompany, true)
+		e.expireHour(t, a)
+		tool := e.tool(t, "company")
+		ra := &replicaStore{SQLStore: a}
+		ma, mb := e.replica(ra, skewed(-10*time.Minute)), e.replica(b, time.Now)
+		leased := make(chan struct{})
+		var once sync.Once
+		ra.onUpdate = func(int64) {}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := call(tool, ma, "t1", ""); err != nil {
+				t.Errorf("A: %v", err)
+			}
+		})
+		testkit.WaitFor(t, "A's lease", func() bool {
+			rec, err := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+			if err == nil && rec.LeaseOwner != "" {
+				once.Do(func() { close(leased) })
+				return true
+			}
+			return false
+		})
+		<-leased
+		for range 5 {
+			wg.Go(func() {
+				if _, err := call(tool, mb, "t1", ""); err != nil {
+					t.Errorf("B: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if g, r, i := e.provider.RefreshGrants.Load(), e.provider.RevokedRefreshUses.Load(), e.provider.InvalidGrants.Load(); g != 1 || r != 0 || i != 0 {
+			t.Errorf("%d grants, %d revoked-token uses, %d invalid_grant; want 1, 0, 0", g, r, i)
+		}
+	})
+}
+
+// TestRaceLoserServesTheWinnersToken: B's token request is refused
+// (invalid_grant) because another replica rotated the refresh token
+// meanwhile and stored its own refresh: B serves the stored token, the
+// connection stays active (before: 409 connection-needs-reauth on a healthy
+// row). 0 needs-reauth, the call sent with the winner's token.
+func TestRaceLoserServesTheWinnersToken(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		e.connect(t, a, "t1", OwnerCompany, true)
+		tool := e.tool(t, "company")
+		winner, _ := e.provider.Issue(time.Hour)
+		rb := &replicaStore{SQLStore: b}
+		rb.onUpdate = func(n int64) {
+			if n != 2 { // 1: B's lease; 2: recording B's failed request
+				return
+			}
+			// Another replica completes its refresh just before.
+			a.UpdateLocked(context.Background(), "t1", "google", OwnerCompany, func(cur *Record) (*Record, error) {
+				next := *cur
+				next.AccessToken, next.RefreshToken = winner, "rt-winner"
+				next.Expiry, next.LastRefresh = time.Now().Add(time.Hour), time.Now().Add(time.Second)
+				return &next, nil
+			})
+		}
+		e.provider.FailNext("invalid_grant")
+		tok, err := call(tool, e.replica(rb, time.Now), "t1", "")
+		if err != nil || tok != winner {
+			t.Fatalf("B: %q %v; want the winner's token %q", tok, err, winner)
+		}
+		rec, _ := a.Connection(context.Background(), "t1", "google", OwnerCompany)
+		if rec.Status != StatusActive || rec.RefreshToken != "rt-winner" {
+			t.Errorf("row %s with refresh token %q; want active with the winner's", rec.Status, rec.RefreshToken)
+		}
+	})
+}
+
+// TestInterruptedRotationIsLoggedAsSuch: replica A's token request reaches
+// the provider, which rotates the refresh token, and A dies before storing
+// it (kill -9 right after the provider answered). B takes the lease over
+// once it runs out, presents the old token, gets invalid_grant: the
+// connection needs re-authorization (the rotated token died with A) and B
+// logs it at ERROR, naming the interrupted lease: 1 such record.
+func TestInterruptedRotationIsLoggedAsSuch(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		e.provider.Rotate = true
+		e.connect(t, a, "t1", OwnerCompany, true)
+		tool := e.tool(t, "company")
+		ra := &replicaStore{SQLStore: a}
+		ma := e.replica(ra, time.Now)
+		// A dies as soon as the provider has answered: its writes fail.
+		ma.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := http.DefaultTransport.RoundTrip(r)
+			ra.dead.Store(true)
+			return resp, err
+		})}
+		call(tool, ma, "t1", "")
+		if e.provider.RefreshGrants.Load() != 1 {
+			t.Fatalf("A's refresh did not reach the provider")
+		}
+		logs := &testkit.Buffer{}
+		mb := e.replica(b, time.Now)
+		mb.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		_, err := call(tool, mb, "t1", "")
+		if reason(err) != synth.ReasonConnectionNeedsReauth {
+			t.Fatalf("B: %v; want needs-reauth", err)
+		}
+		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "interrupted_lease=lease_") {
+			t.Errorf("%d ERROR records naming the interrupted lease; want 1:\n%s", n, logs)
+		}
+	})
+}
+
