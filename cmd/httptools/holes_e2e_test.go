@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -378,4 +379,64 @@ func catches(pid int, sig syscall.Signal) bool {
 		}
 	}
 	return false
+}
+
+// ownMemoryCgroup is the folder of this process's memory cgroup and the
+// file that sets its limit (cgroup v1 or v2), or "" when there is none.
+func ownMemoryCgroup() (dir, limitFile string) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if slices.Contains(strings.Split(parts[1], ","), "memory") {
+			return filepath.Join("/sys/fs/cgroup/memory", parts[2]), "memory.limit_in_bytes"
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+				dir, limitFile = filepath.Join("/sys/fs/cgroup", parts[2]), "memory.max"
+			}
+		}
+	}
+	return dir, limitFile
+}
+
+// TestServeBudgetFollowsItsCgroup: serve started in a new cgroup nested
+// under this test's own, limited to 200 MiB, defaults its memory budget to
+// a quarter of that, 50 MiB, as /metrics says (before, the limit of a group
+// below the mount's root was not read: 6 GiB on a 24 GiB machine).
+func TestServeBudgetFollowsItsCgroup(t *testing.T) {
+	parent, limitFile := ownMemoryCgroup()
+	if parent == "" {
+		t.Skip("no memory cgroup to nest one under")
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("httptools-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(dir) }) // after the process (cleanups run last first)
+	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(strconv.Itoa(200<<20)), 0o644); err != nil {
+		t.Skipf("cannot limit a cgroup here: %v", err)
+	}
+	w := newWorld(t)
+	cmd := exec.Command("sh", "-c", `echo $$ > "$1/cgroup.procs" && shift && exec "$@"`, "sh", dir,
+		binary(t), "serve", "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), e2eEnv...)
+	p := startProc(t, cmd, nil)
+	_, metrics := p.do(t, "", "GET", "/metrics", "")
+	var budget string
+	for _, l := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(l, "httptools_memory_budget_bytes "); ok {
+			budget = v
+		}
+	}
+	if got, _ := strconv.ParseFloat(budget, 64); got != 50<<20 {
+		t.Errorf("budget %s bytes in a 200 MiB cgroup; want %d", budget, 50<<20)
+	}
+	// The process leaves the group when it is killed (startProc's
+	// cleanup, which runs before the group is removed).
 }
