@@ -152,6 +152,7 @@ func httpServer(t *testing.T, h http.Handler) string {
 type privatePostgres struct {
 	bin, data, port string
 	asPostgres      bool
+	opts            string // more server options for the next start, e.g. "-c max_connections=20"
 }
 
 func newPrivatePostgres(t *testing.T) *privatePostgres {
@@ -211,7 +212,7 @@ func (pg *privatePostgres) ctl(t *testing.T, args ...string) {
 
 func (pg *privatePostgres) start(t *testing.T) {
 	pg.ctl(t, "-l", filepath.Join(pg.data, "log"), "-w", "-o",
-		"-p "+pg.port+" -k "+pg.data+" -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+		"-p "+pg.port+" -k "+pg.data+" -c listen_addresses=127.0.0.1 -c fsync=off "+pg.opts, "start")
 }
 
 func (pg *privatePostgres) stop(t *testing.T) { pg.ctl(t, "-w", "-m", "fast", "stop") }

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -439,4 +442,73 @@ func TestServeBudgetFollowsItsCgroup(t *testing.T) {
 	}
 	// The process leaves the group when it is killed (startProc's
 	// cleanup, which runs before the group is removed).
+}
+
+// TestServeWaitsForItsStore: PostgreSQL with max_connections=20, all 20
+// held by others (the other replicas), and a replica starting: it neither
+// exits nor listens while the store refuses it (0 connections accepted,
+// at least 1 "trying again" logged), and it serves once a connection is
+// free (before: it exited with "cannot set up its tables", having taken
+// requests it then reset).
+func TestServeWaitsForItsStore(t *testing.T) {
+	pg := newPrivatePostgres(t)
+	pg.stop(t)
+	pg.opts = "-c max_connections=20"
+	pg.start(t)
+	db, err := sql.Open("pgx", pg.dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var held []*sql.Conn
+	for len(held) < 20 {
+		c, err := db.Conn(context.Background())
+		if err != nil {
+			break // the server's own reserve
+		}
+		if err := c.PingContext(context.Background()); err != nil {
+			c.Close()
+			break
+		}
+		held = append(held, c)
+	}
+	t.Logf("%d of 20 connections held", len(held))
+	w := newWorld(t)
+	addr := freeAddr(t)
+	cmd := exec.Command(binary(t), "serve", "--tools", w.tools, "--db", pg.dsn(), "--addr", addr, "--db-wait", "60s")
+	cmd.Env = append(os.Environ(), append(e2eEnv, "HTTPTOOLS_MASTER_KEY="+base64.StdEncoding.EncodeToString(make([]byte, 32)))...)
+	var stderr testkit.Buffer
+	cmd.Stderr = &stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	testkit.WaitFor(t, "a refused try", func() bool { return strings.Contains(stderr.String(), "trying again") })
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Errorf("serve listens before its store is open")
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	db.Close()
+	sc := bufio.NewScanner(out)
+	up := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "REST ") {
+			up = true
+			break
+		}
+	}
+	if !up {
+		t.Fatalf("serve did not come up: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, out)
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("readyz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	t.Logf("tries refused before it came up: %d", strings.Count(stderr.String(), "trying again"))
 }

@@ -103,7 +103,7 @@ func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
 
 // openStore opens the database with the master key: from
 // HTTPTOOLS_MASTER_KEY, or for SQLite a 0600 key file beside the database.
-func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQLStore, error) {
+func openStore(ctx context.Context, dsn string, opts sqlstore.Options, log *slog.Logger) (*sqlstore.SQLStore, error) {
 	keyFile := ""
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
 		if err := sqlstore.CheckSQLitePath(path); err != nil {
@@ -111,14 +111,16 @@ func openStore(ctx context.Context, dsn string, log *slog.Logger) (*sqlstore.SQL
 		}
 		keyFile = path + ".key"
 	} else if os.Getenv(sqlstore.MasterKeyEnv) == "" {
-		return nil, fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", sqlstore.MasterKeyEnv)
+		return nil, errNoMasterKey
 	}
 	keys, err := sqlstore.LoadKeyring(os.Getenv, keyFile, log)
 	if err != nil {
 		return nil, err
 	}
-	return sqlstore.Open(ctx, dsn, keys)
+	return sqlstore.OpenOptions(ctx, dsn, keys, opts)
 }
+
+var errNoMasterKey = fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", sqlstore.MasterKeyEnv)
 
 // A plan is what the flags ask for, checked before anything is opened,
 // listened on or created: the apps, the loader and every tool.
@@ -215,16 +217,30 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// build opens the store and assembles the service from a checked plan.
-func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slog.Logger) (*server.Server, *sqlstore.SQLStore, error) {
-	store, err := openStore(ctx, f.db, log)
-	if err != nil {
-		return nil, nil, err
+// openStoreWaiting opens the store, trying a PostgreSQL store again for up
+// to wait while it refuses (restarting, or out of connections while other
+// replicas hold them all): a replica started beside a database that is not
+// ready yet waits for it instead of exiting. Every failed try is logged.
+func openStoreWaiting(ctx context.Context, dsn string, opts sqlstore.Options, wait time.Duration, log *slog.Logger) (*sqlstore.SQLStore, error) {
+	deadline := time.Now().Add(wait)
+	pause := 250 * time.Millisecond
+	for {
+		store, err := openStore(ctx, dsn, opts, log)
+		if err == nil || strings.HasPrefix(dsn, "sqlite:") || errors.Is(err, errNoMasterKey) || time.Now().Add(pause).After(deadline) {
+			return store, err
+		}
+		log.Warn("the store is not ready; trying again", "in", pause.String(), "error", err.Error())
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Second)
 	}
+}
+
+// build assembles the service from a checked plan and an open store (the
+// caller's to close).
+func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLStore, addr string, log *slog.Logger) (*server.Server, error) {
 	keys, err := server.NewSQLKeys(ctx, store.DB(), store.Postgres())
 	if err != nil {
-		store.Close()
-		return nil, nil, fmt.Errorf("store %s: %w", f.db, err)
+		return nil, fmt.Errorf("store %s: %w", f.db, err)
 	}
 	var mgr *connections.Manager
 	public := strings.TrimRight(f.publicURL, "/")
@@ -240,8 +256,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slo
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
 		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
-			store.Close()
-			return nil, nil, fmt.Errorf("--oidc %w", err)
+			return nil, fmt.Errorf("--oidc %w", err)
 		}
 		oidcCfg.HTTPClient = p.client.HTTPClient(true)
 	}
@@ -267,10 +282,9 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, addr string, log *slo
 		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
 	})
 	if err != nil {
-		store.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return srv, store, nil
+	return srv, nil
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -282,6 +296,8 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+	dbConns := fs.Int("db-max-conns", sqlstore.DefaultMaxConns, "PostgreSQL connections this replica may open; N replicas need N times it within the server's max_connections")
+	dbWait := fs.Duration("db-wait", 30*time.Second, "how long start-up waits for a PostgreSQL store that refuses (restarting, or out of connections)")
 	var lim server.ConnLimits
 	fs.IntVar(&lim.MaxConns, "max-conns", 0, "open client connections at most; past it the oldest idle one is closed (default half the descriptor limit)")
 	fs.IntVar(&lim.MaxIdlePerClient, "max-idle-conns-per-client", server.DefaultMaxIdlePerClient, "connections of one client address waiting for headers or kept alive; past it that client's oldest one is closed")
@@ -306,6 +322,16 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	if err != nil {
 		return loadFailed(stderr, "serve", f.tools, err)
 	}
+	// Then the store, before the port: a start whose store fails takes no
+	// request it would have to drop (a client or proxy is refused, and
+	// tries elsewhere).
+	store, err := openStoreWaiting(ctx, f.db, sqlstore.Options{MaxConns: *dbConns}, *dbWait, log)
+	if err != nil {
+		logs.Flush()
+		fmt.Fprintln(stderr, "httptools serve:", err)
+		return 1
+	}
+	defer store.Close()
 	// Then listen: with --addr 127.0.0.1:0 the default public URL (and so
 	// the OAuth redirect) must name the port really bound.
 	ln, err := net.Listen("tcp", *addr)
@@ -326,12 +352,11 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			log.Warn("spans not exported before stopping", "error", err.Error())
 		}
 	}()
-	srv, store, err := f.build(ctx, p, ln.Addr().String(), log)
+	srv, err := f.build(ctx, p, store, ln.Addr().String(), log)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools serve:", err)
 		return 1
 	}
-	defer store.Close()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "httptools %s: %d tools from %s\n", fetch.Version, len(srv.Tools().IDs()), f.tools)
 	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
@@ -480,7 +505,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	sq, err := openStore(ctx, *db, slog.New(slog.NewTextHandler(stderr, nil)))
+	sq, err := openStore(ctx, *db, sqlstore.Options{}, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools keys:", err)
 		return 1
@@ -567,12 +592,17 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 		defer cancel()
 		stopTracing(sctx)
 	}()
-	srv, store, err := f.build(ctx, p, "127.0.0.1:8080", log)
+	store, err := openStore(ctx, f.db, sqlstore.Options{}, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools mcp:", err)
 		return 1
 	}
 	defer store.Close()
+	srv, err := f.build(ctx, p, store, "127.0.0.1:8080", log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
 	who := func(*mcp.CallToolRequest) string { return *person }
 	ms := srv.MCPServer("local", who)
 	// SIGHUP reloads the folder; the client is told the list changed.

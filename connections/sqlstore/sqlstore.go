@@ -62,11 +62,31 @@ var (
 	_ connections.SecretStore     = (*SQLStore)(nil)
 )
 
+// DefaultMaxConns is a PostgreSQL store's pool size when Options.MaxConns
+// is 0: N replicas need N × it (plus PostgreSQL's reserved connections and
+// any other client) within the server's max_connections, 100 by default.
+const DefaultMaxConns = 10
+
+// Options tune Open. The zero value means the defaults.
+type Options struct {
+	// MaxConns bounds a PostgreSQL store's open connections; 0 means
+	// DefaultMaxConns. (SQLite ignores it.)
+	MaxConns int
+}
+
 // Open opens "sqlite:PATH" or "postgres://…", runs the migrations and checks
 // that the database takes a write. Its errors name the database (a SQLite
 // file, or PostgreSQL's host and database, never the user or password) and
 // the cause: a missing or read-only folder or file, a refused connection.
 func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
+	return OpenOptions(ctx, dsn, keys, Options{})
+}
+
+// OpenOptions is Open with options.
+func OpenOptions(ctx context.Context, dsn string, keys *Keyring, opts Options) (*SQLStore, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
 	var s *SQLStore
 	var name string
 	switch {
@@ -87,7 +107,9 @@ func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
-		db.SetMaxOpenConns(32)
+		db.SetMaxOpenConns(opts.MaxConns)
+		db.SetMaxIdleConns(opts.MaxConns)
+		db.SetConnMaxIdleTime(time.Minute) // a quiet replica gives its connections back
 		s = &SQLStore{db: db, pg: true, keys: keys}
 	default:
 		scheme, _, _ := strings.Cut(dsn, ":") // never the rest: it may hold a password
