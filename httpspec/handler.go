@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -707,6 +708,10 @@ func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
 			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
 	case dl.call.Err() != nil:
 		return dl.ended(err)
+	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
+		// The service's own limit, not the upstream's fault.
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
+			Message: "the service has no file descriptor left to open a connection upstream; nothing was sent: try again shortly (the operator can raise the process's limit, ulimit -n or LimitNOFILE=)"}
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
 		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}

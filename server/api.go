@@ -313,7 +313,13 @@ func toolError(err error) *synth.Error {
 }
 
 func writeToolError(w http.ResponseWriter, e *synth.Error) {
-	writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: string(e.Code), Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+	code := string(e.Code)
+	if e.Reason == synth.ReasonStoreUnavailable {
+		// One outage, one code on every route (a key check, a secrets
+		// route, readiness, a call): a client branches on it once.
+		code = synth.ReasonStoreUnavailable
+	}
+	writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: code, Reason: e.Reason, Message: e.Message, Details: e.Details()}})
 }
 
 // strayMembers lists the members of an invoke body other than input and

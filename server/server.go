@@ -276,7 +276,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Store.Ping(ctx); err != nil {
 		s.storeFailed("readiness check", err)
 		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, http.StatusServiceUnavailable, "not-ready", synth.ReasonStoreUnavailable, "the store does not answer or takes no writes")
+		writeError(w, http.StatusServiceUnavailable, synth.ReasonStoreUnavailable, synth.ReasonStoreUnavailable, "not ready: the store does not answer or takes no writes")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
