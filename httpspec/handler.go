@@ -625,7 +625,9 @@ func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.
 		}
 	}
 	w := &errWriter{w: sink.Begin(status)}
-	err = jsoncheck.CheckReader(io.TeeReader(br, w), jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true, Grow: grow})
+	// What is checked is what is sent: the answer with its invalid UTF-8
+	// replaced by U+FFFD, as a held answer is (synth).
+	err = jsoncheck.CheckReader(io.TeeReader(jsoncheck.ValidUTF8Reader(br), w), jsoncheck.MaxDepth, jsoncheck.Options{Grow: grow})
 	if w.err != nil {
 		return nil, fmt.Errorf("writing the answer on: %w", w.err)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
@@ -220,6 +221,18 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
 			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
 		}
+	}
+	if !utf8.Valid(out.JSON) {
+		// An upstream's invalid UTF-8 (a Latin-1 server) is replaced by
+		// U+FFFD, byte for byte as encoding/json does, before the output
+		// is checked, so that REST, MCP, the console and a kernel all get
+		// the same valid JSON. Two names that then read the same are two
+		// members of one name.
+		fixed := jsoncheck.ValidUTF8(out.JSON)
+		if err := jsoncheck.CheckWith(fixed, jsoncheck.MaxDepth, jsoncheck.Options{}); err != nil {
+			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output, once its invalid UTF-8 is replaced by U+FFFD, %v", err)).redacted(secrets)
+		}
+		out.JSON = fixed
 	}
 	if !call.Options.SkipOutputValidation && t.output != nil {
 		// Checking against a schema that needs the whole value decodes it:
