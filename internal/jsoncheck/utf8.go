@@ -50,11 +50,11 @@ func appendValid(dst, b []byte) []byte {
 func ValidUTF8Reader(r io.Reader) io.Reader { return &validUTF8{r: r} }
 
 type validUTF8 struct {
-	r    io.Reader
-	buf  [4096]byte
-	in   []byte // read, not yet converted: the start of a split character
-	out  []byte // converted, not yet returned
-	err  error
+	r   io.Reader
+	buf [4096]byte
+	in  []byte // read, not yet converted: the start of a split character
+	out []byte // converted, not yet returned
+	err error
 }
 
 func (v *validUTF8) Read(p []byte) (int, error) {
