@@ -24,11 +24,20 @@ type keyEntry struct {
 // keyOf returns what an API key is, from memory when it was checked within
 // keyCacheTTL.
 func (s *Server) keyOf(ctx context.Context, key string) (*APIKey, error) {
+	return s.keyOfFresh(ctx, key, false)
+}
+
+// keyOfFresh is keyOf; with fresh, the store is asked whatever the cache
+// holds (and a revoked key leaves the cache).
+func (s *Server) keyOfFresh(ctx context.Context, key string, fresh bool) (*APIKey, error) {
 	now := time.Now()
-	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) {
+	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) && !fresh {
 		return e.(keyEntry).key, nil
 	}
 	k, err := s.cfg.Keys.KeyOf(ctx, key)
+	if errors.Is(err, connections.ErrNotFound) {
+		s.keys.Delete(key)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +64,26 @@ func tenantOf(ctx context.Context) string { return identity(ctx).Tenant }
 // authed requires a valid API key and puts what it is in the context; roles
 // lists the roles the route admits (none: every role).
 func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
+	return s.checkKey(h, false, roles)
+}
+
+// sensitive is authed for the routes that make keys, set secrets or change
+// policy: the key is checked against the store on every request, never
+// from the replica's cache, so that a key revoked on another replica does
+// nothing lasting there in the minute its cache would trust it.
+func (s *Server) sensitive(h http.HandlerFunc, roles ...string) http.Handler {
+	return s.checkKey(h, true, roles)
+}
+
+func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || key == "" {
 			s.challenge(w, "", "")
 			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
+			return
+		}
+		if !s.mayTry(w, r, key) {
 			return
 		}
 		var k *APIKey
@@ -69,6 +93,7 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			var bad *errBadToken
 			switch {
 			case errors.As(err, &bad):
+				s.failedAuth(r)
 				s.challenge(w, "invalid_token", bad.why)
 				writeError(w, http.StatusUnauthorized, "unauthorized", "invalid-token", bad.why)
 				return
@@ -78,8 +103,9 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 				writeError(w, http.StatusServiceUnavailable, "unavailable", "issuer-unavailable", "the token's issuer cannot be reached to check it: try again shortly")
 				return
 			}
-		} else if k, err = s.keyOf(r.Context(), key); err != nil {
+		} else if k, err = s.keyOfFresh(r.Context(), key, fresh); err != nil {
 			if errors.Is(err, connections.ErrNotFound) {
+				s.failedAuth(r)
 				s.challenge(w, "invalid_token", "unknown or revoked API key")
 				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
 			} else {

@@ -173,7 +173,7 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 	if n := fr.slowCalls.Load(); n != 50 {
 		t.Errorf("the slow upstream got %d calls; want 50 (refused calls send nothing)", n)
 	}
-	metrics := metricsText(t, fr.url)
+	metrics := metricsText(t, fr.url, fr.keyA)
 	if !strings.Contains(metrics, `httptools_refusals_total{reason="tenant-limit",tenant="tenant-a"} 451`) {
 		t.Errorf("refusals not counted by tenant and reason:\n%s", grep(metrics, "refusals"))
 	}
@@ -285,7 +285,7 @@ func TestOverBudgetIsATypedRefusal(t *testing.T) {
 	if st != 200 || !strings.Contains(mb, `"isError":true`) || !strings.Contains(mb, "memory budget") {
 		t.Errorf("MCP over the budget: %d %s", st, mb)
 	}
-	m := metricsText(t, fr.url)
+	m := metricsText(t, fr.url, fr.keyA)
 	if !strings.Contains(m, `httptools_refusals_total{reason="memory-budget",tenant="tenant-b"} 2`) || !strings.Contains(m, "httptools_inflight_bytes 0") {
 		t.Errorf("metrics:\n%s", grep(m, "refusals")+"\n"+grep(m, "inflight_bytes"))
 	}

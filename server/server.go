@@ -104,6 +104,7 @@ type Server struct {
 	limits        tenantLimits
 	shares        sync.Map // tenant → *budget.Budget, its share of cfg.Budget
 	bursts        burstLog
+	failures      failureBuckets // failed authentications per client address
 	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64 // tools/call answered by the fast path
 }
@@ -180,7 +181,11 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	// Series are labelled by tenant: on the service's address only for an
+	// admin key; MetricsHandler serves them keyless on an address of their
+	// own (serve --metrics-addr).
+	metrics := s.MetricsHandler()
+	mux.Handle("GET /metrics", s.authed(metrics.ServeHTTP, RoleAdmin))
 	const admin = RoleAdmin
 	if s.cfg.OIDC != nil {
 		md := s.resourceMetadata()
@@ -192,15 +197,15 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))
 	mux.Handle("POST /v1/tools/{id}/dry-run", s.authed(s.dryRun))
 	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
-	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.authed(s.putSecret, admin))
-	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.authed(s.deleteSecret, admin))
+	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.sensitive(s.putSecret, admin))
+	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.sensitive(s.deleteSecret, admin))
 	mux.Handle("POST /v1/connections/{app}/authorize", s.authed(s.authorize))
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.authed(s.revokeConnection))
 	mux.Handle("GET /v1/keys", s.authed(s.listKeys, admin))
-	mux.Handle("POST /v1/keys", s.authed(s.createKey, admin))
-	mux.Handle("DELETE /v1/keys/{id}", s.authed(s.revokeKey, admin))
+	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
+	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
 	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
 		if k := identity(r.Context()); k.Role == RolePerson {
@@ -248,6 +253,12 @@ func (s *Server) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})
 	return traceContext(s.accessLog(mux))
+}
+
+// MetricsHandler serves the Prometheus metrics without a key, for an
+// address of its own that only the scraper reaches.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.cfg.Metrics.Registry, promhttp.HandlerOpts{})
 }
 
 // traceContext puts the trace context a request carries (W3C traceparent,

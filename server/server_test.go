@@ -185,7 +185,10 @@ func TestRoutes(t *testing.T) {
 	if meta["status"] != 200.0 || meta["attempts"] != 1.0 || meta["outsideData"] != true {
 		t.Errorf("meta %v", meta)
 	}
-	m := r.do(t, "", "GET", "/metrics", "")
+	if m := r.do(t, "", "GET", "/metrics", ""); m.status != 401 {
+		t.Errorf("keyless /metrics on the service's address: %d; want 401 (its series name tenants)", m.status)
+	}
+	m := r.do(t, r.keyA, "GET", "/metrics", "")
 	for _, series := range []string{`httptools_calls_total{outcome="ok",tool="t.echo"}`, `httptools_calls_total{outcome="input-validation-failed",tool="t.echo"}`, "httptools_inflight_calls 0", "httptools_call_duration_seconds_bucket"} {
 		if !strings.Contains(m.raw, series) {
 			t.Errorf("/metrics lacks %s", series)

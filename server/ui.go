@@ -163,7 +163,16 @@ func (s *Server) uiLoginPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.PostFormValue("key"))
+	if d := s.failures.wait(clientOf(r)); d > 0 {
+		if _, ok := s.keys.Load(key); !ok {
+			s.uiRender(w, r, http.StatusTooManyRequests, "login", uiPage{Title: "Sign in", Error: "Too many failed sign-ins from this address: wait a few seconds and try again."})
+			return
+		}
+	}
 	k, err := s.keyOf(r.Context(), key)
+	if errors.Is(err, connections.ErrNotFound) || key == "" {
+		s.failedAuth(r)
+	}
 	if key == "" || err != nil {
 		msg := "Unknown or revoked API key. Create one with: httptools keys create --tenant T"
 		if err != nil && !errors.Is(err, connections.ErrNotFound) {

@@ -131,7 +131,7 @@ func TestMemoryBudgetHoldsUnderBigAnswers(t *testing.T) {
 			t.Errorf("peak RSS %.0f MiB over the budget plus margin", float64(peak)/(1<<20))
 		}
 	}
-	if st, body := p.do(t, "", "GET", "/metrics", ""); st != 200 || !strings.Contains(body, "httptools_memory_budget_bytes 2.68435456e+08") || !strings.Contains(body, "httptools_inflight_bytes 0") {
+	if st, body := p.do(t, p.key, "GET", "/metrics", ""); st != 200 || !strings.Contains(body, "httptools_memory_budget_bytes 2.68435456e+08") || !strings.Contains(body, "httptools_inflight_bytes 0") {
 		t.Errorf("metrics: the budget gauges are missing or not back to 0:\n%s", grepLines(body, "inflight_bytes|budget_bytes"))
 	}
 }

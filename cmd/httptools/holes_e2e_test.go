@@ -442,7 +442,7 @@ func TestServeBudgetFollowsItsCgroup(t *testing.T) {
 		binary(t), "serve", "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), e2eEnv...)
 	p := startProc(t, cmd, nil)
-	_, metrics := p.do(t, "", "GET", "/metrics", "")
+	_, metrics := p.do(t, p.key, "GET", "/metrics", "")
 	var budget string
 	for _, l := range strings.Split(metrics, "\n") {
 		if v, ok := strings.CutPrefix(l, "httptools_memory_budget_bytes "); ok {
@@ -523,4 +523,26 @@ func TestServeWaitsForItsStore(t *testing.T) {
 	}
 	resp.Body.Close()
 	t.Logf("tries refused before it came up: %d", strings.Count(stderr.String(), "trying again"))
+}
+
+// TestMetricsOnTheirOwnAddress: on the service's address /metrics needs an
+// admin key (keyless: 401; its series name tenants); --metrics-addr serves
+// them keyless on an address of its own, tenant labels included.
+func TestMetricsOnTheirOwnAddress(t *testing.T) {
+	w := newWorld(t)
+	maddr := freeAddr(t)
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0", "--metrics-addr", maddr)
+	p.do(t, p.key, "POST", "/v1/tools/t.echo/invoke", `{"input":{"id":"1"}}`)
+	if st, _ := p.do(t, "", "GET", "/metrics", ""); st != 401 {
+		t.Errorf("keyless /metrics on --addr: %d; want 401", st)
+	}
+	resp, err := http.Get("http://" + maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `tenant="local"`) {
+		t.Errorf("--metrics-addr: %d, tenant series %v", resp.StatusCode, strings.Contains(string(b), `tenant="local"`))
+	}
 }

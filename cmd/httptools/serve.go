@@ -296,6 +296,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics without a key on this address of its own, e.g. 127.0.0.1:9464 (on --addr it needs an admin key: its series name tenants)")
 	dbConns := fs.Int("db-max-conns", sqlstore.DefaultMaxConns, "PostgreSQL connections this replica may open; N replicas need N times it within the server's max_connections")
 	dbWait := fs.Duration("db-wait", 30*time.Second, "how long start-up waits for a PostgreSQL store that refuses (restarting, or out of connections)")
 	var lim server.ConnLimits
@@ -385,6 +386,19 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	hs := server.NewHTTPServer(srv.Handler(), lim, log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "httptools serve: --metrics-addr %s: %v\n", *metricsAddr, unwrapOp(err))
+			return 1
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", srv.MetricsHandler())
+		ms := server.NewHTTPServer(mux, server.ConnLimits{}, log)
+		go ms.Serve(mln)
+		defer ms.Close()
+		fmt.Fprintf(stdout, "  metrics http://%s/metrics\n", mln.Addr())
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
