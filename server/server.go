@@ -105,8 +105,8 @@ type Server struct {
 	shares        sync.Map // tenant → *budget.Budget, its share of cfg.Budget
 	bursts        burstLog
 	failures      failureBuckets // failed authentications per client address
-	noFastPath    atomic.Bool  // tests: every MCP request through the SDK
-	fastCalls     atomic.Int64 // tools/call answered by the fast path
+	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
+	fastCalls     atomic.Int64   // tools/call answered by the fast path
 }
 
 // New loads the tools and returns a server; a folder with any invalid
