@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -93,9 +94,11 @@ func (l ConnLimits) withDefaults() ConnLimits {
 
 // HTTPServer serves a handler under ConnLimits: what httptools serve runs.
 type HTTPServer struct {
-	srv    *http.Server
-	conns  *connTable
-	limits ConnLimits
+	srv      *http.Server
+	conns    *connTable
+	limits   ConnLimits
+	draining atomic.Bool
+	ln       atomic.Pointer[limitListener]
 }
 
 // NewHTTPServer returns a server of h under limits; log (nil: slog's
@@ -127,7 +130,13 @@ func NewHTTPServer(h http.Handler, limits ConnLimits, log *slog.Logger) *HTTPSer
 
 // Serve accepts connections on ln until Shutdown or Close.
 func (s *HTTPServer) Serve(ln net.Listener) error {
-	return s.srv.Serve(&limitListener{Listener: ln, t: s.conns})
+	l := &limitListener{Listener: ln, t: s.conns}
+	s.ln.Store(l)
+	err := s.srv.Serve(l)
+	if s.draining.Load() && errors.Is(err, net.ErrClosed) {
+		return http.ErrServerClosed
+	}
+	return err
 }
 
 // Shutdown stops accepting, closes idle connections and waits for the
@@ -137,8 +146,21 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error { return s.srv.Shutdown
 // Close closes every connection at once.
 func (s *HTTPServer) Close() error { return s.srv.Close() }
 
-// SetKeepAlivesEnabled switches keep-alives (http.Server's).
-func (s *HTTPServer) SetKeepAlivesEnabled(v bool) { s.srv.SetKeepAlivesEnabled(v) }
+// Drain closes the port (a proxy's next connection is refused, so it sends
+// that request to another server, nothing having been sent) and makes every
+// answer on the connections still open close its own (Connection: close):
+// a proxy in front stops using its connections to this server one answer
+// at a time, and never finds one closed under a request it sent, which it
+// may not send again. Shutdown follows once the proxy's idle connections
+// have timed out on its side. The port is closed first, while a proxy
+// mostly reuses its connections and seldom opens one: a connection the
+// kernel has taken but the server not yet accepted is reset by the close.
+func (s *HTTPServer) Drain() {
+	s.draining.Store(true)
+	if ln := s.ln.Load(); ln != nil {
+		ln.Close()
+	}
+}
 
 // Limits returns the limits in force, defaults filled in.
 func (s *HTTPServer) Limits() ConnLimits { return s.limits }
@@ -166,7 +188,7 @@ func (s *HTTPServer) guard(next http.Handler) http.Handler {
 			s.conns.enter(c)
 			defer s.conns.leave(c)
 		}
-		if len(r.TransferEncoding) > 0 || !r.ProtoAtLeast(1, 1) {
+		if len(r.TransferEncoding) > 0 || !r.ProtoAtLeast(1, 1) || s.draining.Load() {
 			w.Header().Set("Connection", "close")
 		}
 		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
@@ -472,7 +494,15 @@ func (t *connTable) warn(format string, arg int) {
 // limitListener registers every accepted connection in the table.
 type limitListener struct {
 	net.Listener
-	t *connTable
+	t         *connTable
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Close closes the listener once; again (Shutdown after Drain) is no error.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.Listener.Close() })
+	return l.closeErr
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {

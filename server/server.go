@@ -105,6 +105,7 @@ type Server struct {
 	shares        sync.Map // tenant → *budget.Budget, its share of cfg.Budget
 	bursts        burstLog
 	failures      failureBuckets // failed authentications per client address
+	draining      atomic.Bool    // stopping: /readyz answers 503
 	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64   // tools/call answered by the fast path
 }
@@ -281,7 +282,16 @@ const mcpUndrawnBody = 16 << 10
 // answer 503 in under a second, not hang with it.
 const readyzTimeout = 800 * time.Millisecond
 
+// Drain makes /readyz answer 503 from now on: the service is stopping, and
+// a load balancer that checks it sends it nothing new.
+func (s *Server) Drain() { s.draining.Store(true) }
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusServiceUnavailable, "draining", "", "stopping: calls in flight finish, new ones go to another replica")
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 	defer cancel()
 	if err := s.cfg.Store.Ping(ctx); err != nil {

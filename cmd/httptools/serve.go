@@ -295,6 +295,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	f.register(fs.FlagSet)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
+	drainDelay := fs.Duration("drain-delay", 5*time.Second, "on SIGTERM, how long the open connections are served (each closed after its next answer, /readyz 503) after the port closes, before idle ones are closed: longer than a proxy's idle keep-alive (docs/deploy/nginx.conf: 2 s), so it never sends a request on a connection being closed (Ctrl-C skips it)")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics without a key on this address of its own, e.g. 127.0.0.1:9464 (on --addr it needs an admin key: its series name tenants)")
 	dbConns := fs.Int("db-max-conns", sqlstore.DefaultMaxConns, "PostgreSQL connections this replica may open; N replicas need N times it within the server's max_connections")
@@ -414,7 +415,19 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 				log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 			}
 			logs.Flush()
-		case <-sigs:
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM && *drainDelay > 0 {
+				// Lame duck first: a proxy's connections end one answer
+				// at a time, and its idle ones time out on its side.
+				log.Info("stopping: the port is closed; open connections end after their next answer", "delay", drainDelay.String())
+				logs.Flush()
+				srv.Drain()
+				hs.Drain()
+				select {
+				case <-time.After(*drainDelay):
+				case <-sigs: // a second signal: stop now
+				}
+			}
 			log.Info("stopping: draining calls in flight", "timeout", drain.String())
 			logs.Flush()
 			sctx, cancel := context.WithTimeout(ctx, *drain)
