@@ -95,6 +95,16 @@ func NewSQLKeys(ctx context.Context, db *sql.DB, postgres bool) (*SQLKeys, error
 	if err != nil {
 		return nil, &connections.StoreError{Op: "set up API keys", Err: err}
 	}
+	// The console's sessions (sessions.go): a token's hash → its key's.
+	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS console_sessions (
+		hash TEXT PRIMARY KEY,
+		key_hash TEXT NOT NULL,
+		created BIGINT NOT NULL,
+		expires BIGINT NOT NULL
+	)`)
+	if err != nil {
+		return nil, &connections.StoreError{Op: "set up console sessions", Err: err}
+	}
 	return k, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -26,8 +27,9 @@ import (
 // from its input schema (dry run and run), connections (connect, status,
 // revoke) and secrets (names, set, delete). Server-side templates and a
 // little JavaScript (the catalogue's live search). It acts through the
-// same handlers as REST, with the API key the person signed in with:
-// kept in an HttpOnly, SameSite=Strict cookie, never written into a page.
+// same handlers as REST, with the identity of the API key the person
+// signed in with; the cookie (HttpOnly, SameSite=Strict) holds a session
+// of that key (sessions.go), never the key.
 // No secret value, token or key is ever rendered.
 
 //go:embed ui
@@ -37,7 +39,10 @@ var uiPages = template.Must(template.New("").Funcs(template.FuncMap{
 	"join": strings.Join,
 }).ParseFS(uiFiles, "ui/*.html"))
 
-const uiCookie = "httptools_key"
+const uiCookie = "httptools_session"
+
+// uiSessionTTL is how long a console sign-in lasts.
+const uiSessionTTL = 12 * time.Hour
 
 // uiHandler serves /ui/…; cross-origin POSTs are refused
 // (http.CrossOriginProtection), and the cookie is SameSite=Strict.
@@ -85,11 +90,12 @@ func securityHeaders(next http.Handler) http.Handler {
 func (s *Server) uiAuthed(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(uiCookie)
-		if err != nil || c.Value == "" {
+		ss, sessions := s.cfg.Keys.(SessionStore)
+		if err != nil || c.Value == "" || !sessions {
 			http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 			return
 		}
-		k, err := s.keyOf(r.Context(), c.Value)
+		k, err := ss.SessionKey(r.Context(), c.Value)
 		if err != nil {
 			if errors.Is(err, connections.ErrNotFound) {
 				clearCookie(w, r)
@@ -103,9 +109,9 @@ func (s *Server) uiAuthed(h http.HandlerFunc) http.Handler {
 	})
 }
 
-func setCookie(w http.ResponseWriter, r *http.Request, key string) {
-	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: key, Path: "/ui", HttpOnly: true,
-		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https", SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+func setCookie(w http.ResponseWriter, r *http.Request, session string) {
+	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: session, Path: "/ui", HttpOnly: true,
+		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https", SameSite: http.SameSiteStrictMode, MaxAge: int(uiSessionTTL / time.Second)})
 }
 
 func clearCookie(w http.ResponseWriter, r *http.Request) {
@@ -182,11 +188,26 @@ func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	noteIdentity(r.Context(), k)
-	setCookie(w, r, key)
+	ss, ok := s.cfg.Keys.(SessionStore)
+	if !ok {
+		s.uiRender(w, r, http.StatusServiceUnavailable, "login", uiPage{Title: "Sign in", Error: "This service's key store keeps no console sessions."})
+		return
+	}
+	session, err := ss.CreateSession(r.Context(), key, uiSessionTTL)
+	if err != nil {
+		s.uiRender(w, r, http.StatusServiceUnavailable, "login", uiPage{Title: "Sign in", Error: "The store does not answer: try again shortly."})
+		return
+	}
+	setCookie(w, r, session)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
 func (s *Server) uiLogout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(uiCookie); err == nil && c.Value != "" {
+		if ss, ok := s.cfg.Keys.(SessionStore); ok {
+			ss.EndSession(r.Context(), c.Value) // best effort: the cookie goes anyway
+		}
+	}
 	clearCookie(w, r)
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -26,7 +27,7 @@ func TestConsoleRefuses(t *testing.T) {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		if key != "" {
-			req.AddCookie(&http.Cookie{Name: uiCookie, Value: key})
+			req.AddCookie(&http.Cookie{Name: uiCookie, Value: sessionOf(t, r, key)})
 		}
 		for k, v := range header {
 			req.Header.Set(k, v)
@@ -144,4 +145,16 @@ func FuzzConsoleInput(f *testing.F) {
 			t.Fatalf("input %q is not JSON", in)
 		}
 	})
+}
+
+// sessionOf signs key in to the console as the login form does, and returns
+// the session its cookie holds; an unknown or revoked key gets one no
+// session maps to.
+func sessionOf(t *testing.T, r *rig, key string) string {
+	t.Helper()
+	tok, err := r.store.CreateSession(context.Background(), key, time.Hour)
+	if err != nil {
+		return SessionPrefix + "none"
+	}
+	return tok
 }
