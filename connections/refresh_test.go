@@ -6,6 +6,7 @@ import (
 	"fmt"
 	. "github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,16 +46,7 @@ func (f *failingStore) UpdateLocked(ctx context.Context, tenant, app, owner stri
 
 // waitFor polls cond, for state that a background writer changes; it never
 // asserts a duration.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var waitFor = testkit.WaitFor
 
 // TestRotatedTokenSurvivesFailedWrites: the provider rotates the refresh
 // token, and the store refuses the next 3 writes of the result. Every call

@@ -1,10 +1,10 @@
 package httpspec_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/httptools/httptools/internal/testkit"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -101,23 +101,8 @@ func TestTimeoutOptionReplacesTheManifests(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while a logger or a process writes it.
+type syncBuffer = testkit.Buffer
 
 // TestPerCallLoggerAndAttrs: the call's logger takes the audit record, with
 // the call's attributes, and the client's logger takes none; the

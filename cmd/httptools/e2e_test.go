@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/httptools/httptools/internal/pgtest"
+	"github.com/httptools/httptools/internal/testkit"
 	"io"
 	"net"
 	"net/http"
@@ -64,23 +65,8 @@ type proc struct {
 	done   chan error
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while a logger or a process writes it.
+type syncBuffer = testkit.Buffer
 
 var listenLine = regexp.MustCompile(`REST +(http://[0-9.:]+)/v1/tools`)
 
@@ -336,16 +322,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func waitFor(t *testing.T, cond func() bool) { t.Helper(); testkit.WaitFor(t, "a condition", cond) }
 
 // TestServeRefusesInvalidTools: start-up validates every manifest.
 func TestServeRefusesInvalidTools(t *testing.T) {
