@@ -109,7 +109,7 @@ func NewHTTPServer(h http.Handler, limits ConnLimits, log *slog.Logger) *HTTPSer
 		log = slog.Default()
 	}
 	limits = limits.withDefaults()
-	t := &connTable{max: limits.MaxConns, perClient: limits.MaxIdlePerClient, clients: map[netip.Addr]*clientConns{}, log: log}
+	t := &connTable{max: limits.MaxConns, perClient: limits.MaxIdlePerClient, grace: idleGrace, clients: map[netip.Addr]*clientConns{}, log: log}
 	t.idle.all = true
 	s := &HTTPServer{conns: t, limits: limits}
 	s.srv = &http.Server{
@@ -295,6 +295,7 @@ type connTable struct {
 	mu        sync.Mutex
 	max       int
 	perClient int
+	grace     time.Duration // idleGrace when the table was made
 	open      int
 	idle      connList
 	clients   map[netip.Addr]*clientConns
@@ -402,7 +403,7 @@ func (t *connTable) add(c *trackedConn) (ok bool) {
 		// One client's connections make room only after idleGrace: a
 		// burst of real requests (a proxy's, a busy client's) has sent its
 		// headers by then; a stalled one has not.
-		if old := cc.idle.head; old != nil && now.Sub(old.since) >= idleGrace {
+		if old := cc.idle.head; old != nil && now.Sub(old.since) >= t.grace {
 			evict = append(evict, t.unlinkLocked(old))
 		}
 	}
