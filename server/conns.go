@@ -23,7 +23,8 @@ import (
 //   - headers within HeaderTimeout (10 s) and MaxHeaderBytes (64 KiB);
 //   - a request body within BodyTimeout (30 s) of its handler's start;
 //   - a kept-alive connection with no request is closed after IdleTimeout
-//     (30 s);
+//     (30 s), and one whose client reads nothing of an answer for
+//     WriteStall (30 s) too;
 //   - an answer written before its request's body was read whole closes the
 //     connection at once instead of draining the body first;
 //   - a request with Transfer-Encoding, and any HTTP/1.0 request, is
@@ -59,6 +60,10 @@ type ConnLimits struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers; 0 means 64 KiB.
 	MaxHeaderBytes int
+	// WriteStall bounds each write to a client: one that reads nothing
+	// of an answer for this long loses its connection (an answer that
+	// keeps moving, however long, never does); 0 means 30 s.
+	WriteStall time.Duration
 }
 
 // Defaults of ConnLimits.
@@ -68,6 +73,7 @@ const (
 	DefaultBodyTimeout      = 30 * time.Second
 	DefaultIdleTimeout      = 30 * time.Second
 	DefaultMaxHeaderBytes   = 64 << 10
+	DefaultWriteStall       = 30 * time.Second
 )
 
 func (l ConnLimits) withDefaults() ConnLimits {
@@ -89,6 +95,9 @@ func (l ConnLimits) withDefaults() ConnLimits {
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if l.WriteStall <= 0 {
+		l.WriteStall = DefaultWriteStall
+	}
 	return l
 }
 
@@ -109,7 +118,7 @@ func NewHTTPServer(h http.Handler, limits ConnLimits, log *slog.Logger) *HTTPSer
 		log = slog.Default()
 	}
 	limits = limits.withDefaults()
-	t := &connTable{max: limits.MaxConns, perClient: limits.MaxIdlePerClient, grace: idleGrace, clients: map[netip.Addr]*clientConns{}, log: log}
+	t := &connTable{max: limits.MaxConns, perClient: limits.MaxIdlePerClient, grace: idleGrace, stall: limits.WriteStall, clients: map[netip.Addr]*clientConns{}, log: log}
 	t.idle.all = true
 	s := &HTTPServer{conns: t, limits: limits}
 	s.srv = &http.Server{
@@ -296,6 +305,7 @@ type connTable struct {
 	max       int
 	perClient int
 	grace     time.Duration // idleGrace when the table was made
+	stall     time.Duration // ConnLimits.WriteStall
 	open      int
 	idle      connList
 	clients   map[netip.Addr]*clientConns
@@ -370,6 +380,13 @@ type trackedConn struct {
 	allLinks    connLinks
 	clientLinks connLinks
 	closeOnce   sync.Once
+}
+
+// Write gives each write WriteStall to go out: a client that stops reading
+// an answer loses its connection, while one that keeps reading never does.
+func (c *trackedConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.t.stall))
+	return c.Conn.Write(p)
 }
 
 func (c *trackedConn) Close() error {

@@ -546,3 +546,34 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 		t.Errorf("--metrics-addr: %d, tenant series %v", resp.StatusCode, strings.Contains(string(b), `tenant="local"`))
 	}
 }
+
+// TestServeDropsAStalledReader: a client that asks for a 9 MiB answer and
+// then reads nothing (a 4 KiB receive buffer) loses its connection after
+// serve's --write-stall (1 s here): reading 3 s later it gets a cut answer,
+// fewer bytes than the answer's, where before serve would have waited for
+// it for ever, holding the call, its connection and its bytes.
+func TestServeDropsAStalledReader(t *testing.T) {
+	w := newWorld(t)
+	big := `{"s":"` + strings.Repeat("x", 9<<20) + `"}`
+	up := httpServer(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, big) }))
+	w.write("big.json", `{"id":"t.big","description":"Big.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/big"}}`)
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0",
+		"--allow-cidr", "127.0.0.0/8", "--write-stall", "1s")
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := d.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"input":{}}`
+	fmt.Fprintf(c, "POST /v1/tools/t.big/invoke HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", p.key, len(body), body)
+	time.Sleep(3 * time.Second) // the client reads nothing: the stall under test
+	got, closed := readUntilClosed(c, 20*time.Second)
+	if !closed || len(got) >= len(big) {
+		t.Errorf("read %d bytes of a %d-byte answer, closed %v; want the connection cut", len(got), len(big), closed)
+	}
+	t.Logf("the stalled reader got %d of %d bytes, then its connection was closed", len(got), len(big))
+}

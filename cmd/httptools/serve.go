@@ -306,6 +306,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	fs.DurationVar(&lim.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "how long a request's headers may take to arrive")
 	fs.DurationVar(&lim.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a request's body may take to arrive")
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
+	fs.DurationVar(&lim.WriteStall, "write-stall", server.DefaultWriteStall, "how long a client may read nothing of an answer before its connection is closed")
 	pos, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
