@@ -48,7 +48,7 @@ type ConnLimits struct {
 	// store), at least 64.
 	MaxConns int
 	// MaxIdlePerClient bounds the connections of one client address that
-	// have no request in a handler; 0 means 128.
+	// have no request in a handler; 0 means 1024.
 	MaxIdlePerClient int
 	// HeaderTimeout bounds the reading of a request's headers; 0 means 10 s.
 	HeaderTimeout time.Duration
@@ -68,7 +68,7 @@ type ConnLimits struct {
 
 // Defaults of ConnLimits.
 const (
-	DefaultMaxIdlePerClient = 128
+	DefaultMaxIdlePerClient = 1024
 	DefaultHeaderTimeout    = 10 * time.Second
 	DefaultBodyTimeout      = 30 * time.Second
 	DefaultIdleTimeout      = 30 * time.Second
