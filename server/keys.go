@@ -67,8 +67,8 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 	return s.checkKey(h, false, roles)
 }
 
-// sensitive is authed for the routes that make keys, set secrets or change
-// policy: the key is checked against the store on every request, never
+// sensitive is authed for the routes that make or revoke keys, set
+// secrets, start or revoke connections, or change policy: the key is checked against the store on every request, never
 // from the replica's cache, so that a key revoked on another replica does
 // nothing lasting there in the minute its cache would trust it.
 func (s *Server) sensitive(h http.HandlerFunc, roles ...string) http.Handler {

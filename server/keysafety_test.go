@@ -21,8 +21,9 @@ func (c *countingKeys) KeyOf(ctx context.Context, key string) (*APIKey, error) {
 
 // TestRevokedKeyMintsNothing: an admin key revoked by another replica (in
 // the store, while this replica's cache still trusts it) creates 0 keys,
-// sets 0 secrets and revokes 0 keys here: every route that makes keys or
-// sets secrets asks the store (before: POST /v1/keys answered 201, and the
+// sets 0 secrets, revokes 0 keys and starts 0 connections here: every route
+// that makes keys, sets secrets or starts or revokes a connection asks the
+// store (before: POST /v1/keys answered 201, and the
 // key it made outlived the revocation).
 func TestRevokedKeyMintsNothing(t *testing.T) {
 	r := newRig(t)
@@ -41,6 +42,8 @@ func TestRevokedKeyMintsNothing(t *testing.T) {
 		{"PUT", "/v1/secrets/production/TOKEN", `{"value":"v"}`},
 		{"DELETE", "/v1/secrets/production/TOKEN", ""},
 		{"DELETE", "/v1/keys/" + info.ID, ""},
+		{"POST", "/v1/connections/google/authorize", `{"as":"company"}`},
+		{"DELETE", "/v1/connections/conn_x", ""},
 	} {
 		if rp := r.do(t, r.keyA, tc.method, tc.path, tc.body); rp.status != 401 {
 			t.Errorf("%s %s with a revoked key: %d %s; want 401", tc.method, tc.path, rp.status, rp.raw)

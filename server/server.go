@@ -200,10 +200,10 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
 	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.sensitive(s.putSecret, admin))
 	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.sensitive(s.deleteSecret, admin))
-	mux.Handle("POST /v1/connections/{app}/authorize", s.authed(s.authorize))
+	mux.Handle("POST /v1/connections/{app}/authorize", s.sensitive(s.authorize))
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
-	mux.Handle("DELETE /v1/connections/{id}", s.authed(s.revokeConnection))
+	mux.Handle("DELETE /v1/connections/{id}", s.sensitive(s.revokeConnection))
 	mux.Handle("GET /v1/keys", s.authed(s.listKeys, admin))
 	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
