@@ -37,7 +37,7 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 		App:      appID,
 		Owner:    own,
 		Verifier: oauth2.GenerateVerifier(),
-		Expires:  m.now().Add(StateLifetime),
+		Expires:  m.sharedNow(ctx).Add(StateLifetime), // the store's clock: the callback may come to another replica
 	}
 	if err := m.States.PutState(ctx, st); err != nil {
 		return "", "", err
@@ -60,7 +60,7 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	if err != nil {
 		return nil, err
 	}
-	if m.now().After(st.Expires) {
+	if m.sharedNow(ctx).After(st.Expires) {
 		return nil, ErrBadState
 	}
 	app, ok := m.Apps[st.App]

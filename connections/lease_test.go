@@ -264,3 +264,37 @@ func TestInterruptedRotationIsLoggedAsSuch(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectFlowAcrossSkewedReplicas: a connect flow started on a replica
+// whose clock is 10 minutes slow and finished on one 10 minutes fast (and
+// the other way round) completes, 2 of 2: the flow's expiry is on the
+// store's clock (before, the fast replica found the slow one's state
+// expired).
+func TestConnectFlowAcrossSkewedReplicas(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		done := 0
+		for _, order := range [][2]time.Duration{{-10 * time.Minute, 10 * time.Minute}, {10 * time.Minute, -10 * time.Minute}} {
+			start, finish := e.replica(a, skewed(order[0])), e.replica(b, skewed(order[1]))
+			authURL, err := start.Authorize(context.Background(), "t1", "google", OwnerCompany)
+			if err != nil {
+				t.Fatal(err)
+			}
+			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := noFollow.Get(authURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			back, _ := resp.Location()
+			if _, err = finish.Callback(context.Background(), back.Query().Get("state"), back.Query().Get("code")); err == nil {
+				done++
+			} else {
+				t.Logf("skew %v then %v: %v", order[0], order[1], err)
+			}
+		}
+		if done != 2 {
+			t.Errorf("%d of 2 flows across skewed replicas completed", done)
+		}
+	})
+}

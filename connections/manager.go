@@ -83,6 +83,18 @@ func (m *Manager) now() time.Time {
 	return time.Now()
 }
 
+// sharedNow is the time every replica agrees on, for what one replica
+// writes and another reads (a connect flow's expiry): the state store's
+// clock (StoreClock), else this manager's.
+func (m *Manager) sharedNow(ctx context.Context) time.Time {
+	if sc, ok := m.States.(StoreClock); ok {
+		if t, err := sc.StoreNow(ctx); err == nil {
+			return t
+		}
+	}
+	return m.now()
+}
+
 func (m *Manager) skew() time.Duration {
 	if m.Skew > 0 {
 		return m.Skew
