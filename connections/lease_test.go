@@ -280,14 +280,8 @@ func TestConnectFlowAcrossSkewedReplicas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := noFollow.Get(authURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			back, _ := resp.Location()
-			if _, err = finish.Callback(context.Background(), back.Query().Get("state"), back.Query().Get("code")); err == nil {
+			state, code := approve(t, authURL)
+			if _, err = finish.Callback(context.Background(), state, code); err == nil {
 				done++
 			} else {
 				t.Logf("skew %v then %v: %v", order[0], order[1], err)

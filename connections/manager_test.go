@@ -414,14 +414,7 @@ func TestConnectFlow(t *testing.T) {
 				t.Errorf("authorization URL %s lacks %s", authURL, want)
 			}
 		}
-		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := noFollow.Get(authURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		back, _ := resp.Location()
-		state, code := back.Query().Get("state"), back.Query().Get("code")
+		state, code := approve(t, authURL)
 		rec, err := m.Callback(ctx, state, code)
 		if err != nil {
 			t.Fatal(err)
@@ -437,15 +430,13 @@ func TestConnectFlow(t *testing.T) {
 		}
 		// An expired state.
 		authURL, _ = m.Authorize(ctx, "t1", "google", OwnerCompany)
-		resp, _ = noFollow.Get(authURL)
-		resp.Body.Close()
-		back, _ = resp.Location()
+		state, code = approve(t, authURL)
 		// Its expiry is on the store's clock: the row is made to have
 		// expired there.
 		if _, err := s.DB().Exec(`UPDATE oauth_states SET expires = 1`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Callback(ctx, back.Query().Get("state"), back.Query().Get("code")); !errors.Is(err, ErrBadState) {
+		if _, err := m.Callback(ctx, state, code); !errors.Is(err, ErrBadState) {
 			t.Errorf("expired state: %v", err)
 		}
 		// A made-up state.
@@ -516,4 +507,21 @@ func BenchmarkAccessToken(b *testing.B) {
 			})
 		})
 	}
+}
+
+// approve follows an authorization URL to the fake provider, which
+// approves at once, and returns the state and code it sends back.
+func approve(t *testing.T, authURL string) (state, code string) {
+	t.Helper()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back, err := resp.Location()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back.Query().Get("state"), back.Query().Get("code")
 }

@@ -347,14 +347,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	// A's OAuth callback is B's: authorize on one, complete on the other.
 	a := startServe(t, env, "--tools", w.tools, "--db", dsn, "--addr", addrA, "--allow-cidr", "127.0.0.0/8", "--apps", w.apps, "--public-url", "http://"+addrB)
 	b := startServe(t, env, "--tools", w.tools, "--db", dsn, "--addr", addrB, "--allow-cidr", "127.0.0.0/8", "--apps", w.apps, "--public-url", "http://"+addrB)
-	keyCmd := exec.Command(binary(t), "keys", "create", "--tenant", "acme", "--db", dsn)
-	keyCmd.Env = append(os.Environ(), env...)
-	out, err := keyCmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	key := lines[len(lines)-1]
+	key := createKey(t, env, dsn)
 	for _, p := range []*proc{a, b} {
 		if st, body := p.do(t, key, "GET", "/v1/tools", ""); st != 200 {
 			t.Fatalf("key on %s: %d %s", p.url, st, body)
@@ -468,4 +461,18 @@ func TestMCPStdioListChanged(t *testing.T) {
 	if got := strings.Join(names, ","); !strings.Contains(got, "t.extra") || strings.Contains(got, "t.slow") {
 		t.Errorf("tools after reload: %s", got)
 	}
+}
+
+// createKey makes an API key for tenant acme with the binary's keys create
+// on the store dsn, in env, and returns it (the last line it prints).
+func createKey(t *testing.T, env []string, dsn string) string {
+	t.Helper()
+	keyCmd := exec.Command(binary(t), "keys", "create", "--tenant", "acme", "--db", dsn)
+	keyCmd.Env = append(os.Environ(), env...)
+	out, err := keyCmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }

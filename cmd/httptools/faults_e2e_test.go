@@ -249,13 +249,7 @@ func TestRefreshSurvivesPostgresRestart(t *testing.T) {
 	env := append([]string{"HTTPTOOLS_MASTER_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))}, e2eEnv...)
 	addr := freeAddr(t)
 	p := startServe(t, env, "--tools", w.tools, "--db", pg.dsn(), "--addr", addr, "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
-	keyCmd := exec.Command(binary(t), "keys", "create", "--tenant", "acme", "--db", pg.dsn())
-	keyCmd.Env = append(os.Environ(), env...)
-	out, err := keyCmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:]))
+	key := createKey(t, env, pg.dsn())
 	_, body := p.do(t, key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
 	var auth struct{ URL string }
 	json.Unmarshal([]byte(body), &auth)

@@ -128,14 +128,7 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 	for i, a := range addrs {
 		procs[i] = startServe(t, env, args(a)...)
 	}
-	keyCmd := exec.Command(binary(t), "keys", "create", "--tenant", "acme", "--db", dsn)
-	keyCmd.Env = append(os.Environ(), env...)
-	out, err := keyCmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	key := lines[len(lines)-1]
+	key := createKey(t, env, dsn)
 	lb := freeAddr(t)
 	startNginx(t, bin, shippedNginx(t, lb, addrs))
 	testkit.WaitFor(t, "nginx", func() bool {
