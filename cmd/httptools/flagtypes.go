@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// sizeFlag is a byte count written as 536870912, 512MiB or 2GB
+// (go-humanize's ParseBytes).
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return humanize.IBytes(uint64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n == 0 || n > 1<<62 {
+		return fmt.Errorf("want a size such as 512MiB or 2GiB, got %q", v)
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// tenantLimitFlags collects --tenant-limit TENANT=N.
+type tenantLimitFlags struct{ m map[string]int }
+
+func (t *tenantLimitFlags) list() {}
+
+func (t *tenantLimitFlags) String() string { return fmt.Sprint(t.m) }
+
+func (t *tenantLimitFlags) Set(v string) error {
+	name, n, ok := strings.Cut(v, "=")
+	limit, err := strconv.Atoi(n)
+	if !ok || name == "" || err != nil {
+		return fmt.Errorf("want TENANT=N such as acme=500, got %q", v)
+	}
+	if t.m == nil {
+		t.m = map[string]int{}
+	}
+	t.m[name] = limit
+	return nil
+}

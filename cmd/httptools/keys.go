@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/server"
+)
+
+func keys(args []string, stdout, stderr io.Writer) int {
+	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--db …]\n" +
+		"       httptools keys list [--tenant T] [--db …]\n" +
+		"       httptools keys revoke ID [--db …]\n\n" +
+		"Create (printing the key once), list or revoke the API keys of the store; --db may also be set by HTTPTOOLS_DB."
+	if len(args) == 0 || wantsHelp(args[:1]) {
+		if len(args) == 0 {
+			fmt.Fprintln(stderr, usage)
+			return 2
+		}
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
+	verb := args[0]
+	synopsis := map[string]string{
+		"create": "keys create --tenant T [--role admin|service|person] [--person ID] [--db …]",
+		"list":   "keys list [--tenant T] [--db …]",
+		"revoke": "keys revoke ID [--db …]",
+	}[verb]
+	if synopsis == "" {
+		fmt.Fprintf(stderr, "httptools keys: no command %q\n%s\n", verb, usage)
+		return 2
+	}
+	fs := newCommand("keys "+verb, synopsis, "").fromEnv("db")
+	tenantHelp := map[string]string{"create": "the tenant of the new key", "list": "list only this tenant's keys", "revoke": "the key's tenant (optional)"}[verb]
+	tenant := fs.String("tenant", "", tenantHelp)
+	role, person := new(string), new(string)
+	*role = server.RoleAdmin
+	if verb == "create" {
+		fs.StringVar(role, "role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
+		fs.StringVar(person, "person", "", "the person of a person key")
+	}
+	db := fs.String("db", "sqlite:./httptools.db", "the store")
+	rest := args[1:]
+	id := ""
+	if verb == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		id, rest = rest[0], rest[1:]
+	}
+	pos, rc, ok := fs.parse(rest, stdout, stderr)
+	if !ok {
+		return rc
+	}
+	if verb == "revoke" && id == "" && len(pos) > 0 {
+		id = pos[0]
+	}
+	switch {
+	case verb == "create" && *tenant == "":
+		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
+		return 2
+	case verb == "create":
+		if err := server.CheckRole(*role, *person); err != nil {
+			fmt.Fprintln(stderr, "httptools keys create:", err)
+			return 2
+		}
+	case verb == "revoke" && id == "":
+		fmt.Fprintln(stderr, "httptools keys revoke: name the key's id (httptools keys list shows them)")
+		return 2
+	case verb != "list" && verb != "revoke":
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	ctx := context.Background()
+	sq, err := openStore(ctx, *db, sqlstore.Options{}, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	defer sq.Close()
+	store, err := server.NewSQLKeys(ctx, sq.DB(), sq.Postgres())
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	switch verb {
+	case "create":
+		key, k, err := store.CreateAPIKey(ctx, *tenant, *role, *person)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		who := ""
+		if k.Person != "" {
+			who = " for person " + k.Person
+		}
+		fmt.Fprintf(stdout, "API key %s, role %s%s, tenant %s (shown once; only its hash is stored):\n%s\n", k.ID, k.Role, who, *tenant, key)
+	case "list":
+		ks, err := store.APIKeys(ctx, *tenant)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", "ID", "TENANT", "ROLE", "PERSON", "CREATED")
+		for _, k := range ks {
+			fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", k.ID, k.Tenant, k.Role, k.Person, k.Created.UTC().Format(time.RFC3339))
+		}
+	case "revoke":
+		if err := store.RevokeAPIKey(ctx, *tenant, id); err != nil {
+			if errors.Is(err, connections.ErrNotFound) {
+				fmt.Fprintf(stderr, "httptools keys revoke: no key %s (httptools keys list shows them)\n", id)
+				return 1
+			}
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "revoked %s (replicas stop taking it within a minute)\n", id)
+	}
+	return 0
+}

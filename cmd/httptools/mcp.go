@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/hangup"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--db …] [flags]",
+		`Serve the tools over MCP on stdin/stdout, as tenant local (for desktop clients: Claude Desktop, Cursor, VS Code).
+The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR and tells the client.`).fromEnv()
+	var f serviceFlags
+	f.register(fs.FlagSet)
+	person := fs.String("person", "", "the person calls act for")
+	f.db = "" // the state directory, not the working folder: see stateDB
+	fs.Lookup("db").DefValue = "sqlite:$XDG_STATE_HOME/httptools/httptools.db"
+	if _, rc, ok := fs.parse(args, stdout, stderr); !ok {
+		return rc
+	}
+	// Caught from the first moment (its default ends the process); one
+	// during start-up reloads once started.
+	hup := hangup.C
+	p, err := f.check(f.logger(stderr))
+	if err != nil {
+		return loadFailed(stderr, "mcp", f.tools, err)
+	}
+	if f.db == "" {
+		db, err := stateDB()
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools mcp:", err)
+			return 1
+		}
+		f.db = db
+	}
+	log := f.logger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopTracing, err := setupTracing(ctx, os.Getenv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopTracing(sctx)
+	}()
+	store, err := openStore(ctx, f.db, sqlstore.Options{}, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	defer store.Close()
+	srv, err := f.build(ctx, p, store, "127.0.0.1:8080", log)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	who := func(*mcp.CallToolRequest) string { return *person }
+	ms := srv.MCPServer("local", who)
+	// SIGHUP reloads the folder; the client is told the list changed.
+	go func() {
+		for range hup {
+			if err := srv.Reload(); err != nil {
+				log.Error("reload failed; the previous tools stay", "error", err.Error())
+				continue
+			}
+			srv.SyncMCP(ms, "local", who)
+			log.Info("reloaded", "tools", len(srv.Tools().IDs()))
+		}
+	}()
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	if err := ms.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintln(stderr, "httptools mcp:", err)
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// stateDB is the store of httptools mcp when --db is not given: a SQLite
+// file in the user's state directory ($XDG_STATE_HOME/httptools, else
+// ~/.local/state/httptools), made 0700 if missing. A desktop app starts the
+// command from any folder (often /, unwritable) as its user: the working
+// folder must not matter.
+func stateDB() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no state directory: set XDG_STATE_HOME or HOME, or pass --db sqlite:PATH (%v)", err)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(base, "httptools")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot make the state directory %s (%v): set XDG_STATE_HOME, or pass --db sqlite:PATH", dir, errors.Unwrap(err))
+	}
+	return "sqlite:" + filepath.Join(dir, "httptools.db"), nil
+}

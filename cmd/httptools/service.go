@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/jsonlog"
+	"github.com/httptools/httptools/server"
+	"github.com/httptools/httptools/synth"
+)
+
+// What serve and mcp share: their flags, the checked plan of tools and apps,
+// the store and the service built on them.
+
+// serviceFlags are the flags serve and mcp share.
+type serviceFlags struct {
+	tools, db, apps, publicURL, logFormat, oidc string
+	allow                                       cidrFlags
+	maxTimeout                                  int
+	maxInflight, tenantBytes                    sizeFlag
+	tenantMax, connsPerHost                     int
+	tenantLimits                                tenantLimitFlags
+	noAccessLog                                 bool
+	ui                                          string
+}
+
+func (f *serviceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.tools, "tools", "", "folder of tool manifests (every *.json below it; *.cases.json are test cases)")
+	fs.StringVar(&f.db, "db", "sqlite:./httptools.db", "store: sqlite:PATH, or postgres://… for several replicas")
+	fs.StringVar(&f.apps, "apps", "", "apps.json with the OAuth apps connections use (none: connection tools fail with connection-unavailable)")
+	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
+	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
+	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
+	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
+	f.maxInflight = sizeFlag(budget.DefaultSize())
+	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
+	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
+	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
+	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
+	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
+	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
+}
+
+// uiOn: whether the console is served on addr.
+func (f *serviceFlags) uiOn(addr string) bool {
+	switch f.ui {
+	case "on", "true":
+		return true
+	case "auto", "":
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return false
+		}
+		if host == "localhost" {
+			return true
+		}
+		ip, err := netip.ParseAddr(host)
+		return err == nil && ip.IsLoopback()
+	}
+	return false
+}
+
+// accessLogger is the access log's logger: the service's, unless
+// --access-log=false.
+func (f *serviceFlags) accessLogger(log *slog.Logger) *slog.Logger {
+	if f.noAccessLog {
+		return nil
+	}
+	return log
+}
+
+func (f *serviceFlags) logger(w io.Writer) *slog.Logger {
+	if f.logFormat == "json" {
+		// slog's JSON, written cheaper for the per-request records.
+		return slog.New(jsonlog.New(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// openStore opens the database with the master key: from
+// HTTPTOOLS_MASTER_KEY, or for SQLite a 0600 key file beside the database.
+func openStore(ctx context.Context, dsn string, opts sqlstore.Options, log *slog.Logger) (*sqlstore.SQLStore, error) {
+	keyFile := ""
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		if err := sqlstore.CheckSQLitePath(path); err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err) // before the key file is made beside it
+		}
+		keyFile = path + ".key"
+	} else if os.Getenv(sqlstore.MasterKeyEnv) == "" {
+		return nil, errNoMasterKey
+	}
+	keys, err := sqlstore.LoadKeyring(os.Getenv, keyFile, log)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.OpenOptions(ctx, dsn, keys, opts)
+}
+
+var errNoMasterKey = fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", sqlstore.MasterKeyEnv)
+
+// A plan is what the flags ask for, checked before anything is opened,
+// listened on or created: the apps, the loader and every tool.
+type plan struct {
+	apps   connections.Apps
+	mem    *budget.Budget
+	client *fetch.Client // tools' calls, and through HTTPClient every request of the service's own
+	loader *synth.Loader
+	tools  *server.Toolset
+}
+
+// errNoTools names the flag a newcomer forgets.
+var errNoTools = errors.New("name the manifests folder with --tools DIR (try fixtures/tools)")
+
+// check reads apps.json and loads every manifest of --tools; an error names
+// the flag at fault and nothing has been created.
+func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
+	switch f.ui {
+	case "on", "off", "auto", "true", "false":
+	default:
+		return nil, fmt.Errorf("--ui %s: want on, off or auto", f.ui)
+	}
+	if f.tools == "" {
+		return nil, errNoTools
+	}
+	if fi, err := os.Stat(f.tools); err != nil {
+		return nil, fmt.Errorf("--tools %s: %w", f.tools, unwrapPath(err))
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("--tools %s: not a folder; name the folder that holds the manifests", f.tools)
+	}
+	p := &plan{}
+	var err error
+	if f.apps != "" {
+		if p.apps, err = connections.LoadApps(f.apps); err != nil {
+			return nil, fmt.Errorf("--apps %w", err)
+		}
+	}
+	reg := &synth.Registry{}
+	p.mem = budget.New(int64(f.maxInflight))
+	p.client = fetch.NewClient(fetch.Config{
+		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
+		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
+	})
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
+	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}}
+	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
+		var le *server.LoadError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("--tools %s: %w", f.tools, unwrapPath(err))
+	}
+	if len(p.tools.IDs()) == 0 {
+		return nil, fmt.Errorf("--tools %s: no manifest (*.json) below it; write one (see docs/authoring.md) or name another folder", f.tools)
+	}
+	return p, nil
+}
+
+// loadFailed prints why the tools could not be loaded: each problem of a
+// manifest on its line, or the error naming the flag.
+func loadFailed(stderr io.Writer, cmd, dir string, err error) int {
+	var le *server.LoadError
+	if errors.As(err, &le) {
+		for _, l := range le.Lines {
+			fmt.Fprintln(stderr, l)
+		}
+		fmt.Fprintf(stderr, "httptools %s: --tools %s: %d problems; nothing was started\n", cmd, dir, len(le.Lines))
+		return 1
+	}
+	fmt.Fprintf(stderr, "httptools %s: %v; nothing was started\n", cmd, err)
+	return 1
+}
+
+// unwrapOp drops a *net.OpError's repeat of the address.
+func unwrapOp(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		var se *os.SyscallError
+		if errors.As(oe.Err, &se) {
+			return se.Err
+		}
+		return oe.Err
+	}
+	return err
+}
+
+// unwrapPath drops the *fs.PathError's own copy of the path the message
+// already names.
+func unwrapPath(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// openStoreWaiting opens the store, trying a PostgreSQL store again for up
+// to wait while it refuses (restarting, or out of connections while other
+// replicas hold them all): a replica started beside a database that is not
+// ready yet waits for it instead of exiting. Every failed try is logged.
+func openStoreWaiting(ctx context.Context, dsn string, opts sqlstore.Options, wait time.Duration, log *slog.Logger) (*sqlstore.SQLStore, error) {
+	deadline := time.Now().Add(wait)
+	pause := 250 * time.Millisecond
+	for {
+		store, err := openStore(ctx, dsn, opts, log)
+		if err == nil || strings.HasPrefix(dsn, "sqlite:") || errors.Is(err, errNoMasterKey) || time.Now().Add(pause).After(deadline) {
+			return store, err
+		}
+		log.Warn("the store is not ready; trying again", "in", pause.String(), "error", err.Error())
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// build assembles the service from a checked plan and an open store (the
+// caller's to close).
+func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLStore, addr string, log *slog.Logger) (*server.Server, error) {
+	keys, err := server.NewSQLKeys(ctx, store.DB(), store.Postgres())
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", f.db, err)
+	}
+	var mgr *connections.Manager
+	public := strings.TrimRight(f.publicURL, "/")
+	if public == "" {
+		public = "http://" + addr
+	}
+	if p.apps != nil {
+		// Token requests go through the guard too, and follow no redirect:
+		// a 307 would post the client secret and the code again.
+		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log,
+			HTTPClient: p.client.HTTPClient(false)}
+	}
+	var oidcCfg *server.OIDC
+	if f.oidc != "" {
+		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
+			return nil, fmt.Errorf("--oidc %w", err)
+		}
+		oidcCfg.HTTPClient = p.client.HTTPClient(true)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector works to the budget too: the heap stays
+		// near what calls hold instead of doubling it before each cycle.
+		debug.SetMemoryLimit(p.mem.Size() + memLimitMargin)
+		if os.Getenv("GOGC") == "" {
+			// With that limit in place, a service whose live heap is a
+			// few MiB need not collect every few MiB allocated.
+			debug.SetGCPercent(serveGCPercent)
+		}
+	}
+	envTenant := ""
+	if strings.HasPrefix(f.db, "sqlite:") {
+		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
+	}
+	srv, err := server.New(server.Config{
+		Store: store, Keys: keys, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		UI:               f.uiOn(addr),
+		Loader:           p.loader,
+		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
+		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// serveGCPercent is serve's GOGC when neither GOGC nor GOMEMLIMIT is set.
+const serveGCPercent = 400
+
+// memLimitMargin is the heap beyond the memory budget that serve lets the
+// Go runtime use before it collects harder (GOMEMLIMIT overrides it).
+const memLimitMargin = 192 << 20
