@@ -8,6 +8,7 @@ import (
 
 // SecretStore reads a tenant's stored secrets; connections.SecretStore (and
 // so the SQL store) is one.
+// It must be safe for concurrent use: every call resolves through it.
 type SecretStore interface {
 	Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error)
 }

@@ -108,6 +108,7 @@ func words(err error) string {
 // ErrNotFound (and synth.ErrSecretNotFound) should wrap ErrUnavailable.
 
 // ConnectionStore keeps connections: what a Manager reads and refreshes.
+// It must be safe for concurrent use: a Manager calls it from every call.
 type ConnectionStore interface {
 	// Connection returns the connection of (tenant, app, owner).
 	Connection(ctx context.Context, tenant, app, owner string) (*Record, error)
@@ -140,6 +141,7 @@ type StoreClock interface {
 
 // StateStore keeps pending connect flows: what a Manager's Authorize and
 // Callback use.
+// It must be safe for concurrent use.
 type StateStore interface {
 	// PutState stores a pending connect flow.
 	PutState(ctx context.Context, st *State) error
@@ -148,6 +150,7 @@ type StateStore interface {
 }
 
 // SecretStore keeps tenants' secrets (auth.TenantSecrets reads them).
+// It must be safe for concurrent use.
 type SecretStore interface {
 	// PutSecret stores a tenant's secret, encrypted.
 	PutSecret(ctx context.Context, tenant string, ref synth.SecretRef, value string) error

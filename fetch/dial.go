@@ -13,6 +13,7 @@ import (
 
 // Resolver looks up the addresses of a host. *net.Resolver implements it;
 // tests inject one that makes a name resolve to any address.
+// It must be safe for concurrent use: every dial looks up through it.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }

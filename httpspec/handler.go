@@ -49,6 +49,7 @@ func sharedClient() *fetch.Client {
 // trace or change what goes on the wire, wrap the client's transport
 // instead (fetch.Config.WrapTransport), which keeps the guard underneath.
 // A Sender must not change req.Header: calls of one tool may share it.
+// It must be safe for concurrent use: the calls of every tool share it.
 type Sender interface {
 	Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error)
 }

@@ -56,6 +56,7 @@ func CheckRole(role, person string) error {
 
 // KeyStore keeps API keys, stored hashed. Errors are connections.ErrNotFound
 // for an unknown key or id, or wrap connections.ErrUnavailable.
+// It must be safe for concurrent use: every request checks its key through it.
 type KeyStore interface {
 	// CreateAPIKey makes a key for tenant with a role and returns it once.
 	CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *APIKey, error)

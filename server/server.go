@@ -35,6 +35,7 @@ const DefaultMaxInputBytes = 1 << 20
 // and revoked through the API), tenants' secrets, and a readiness check.
 // The Manager has its own (connections and connect flows), Keys the API
 // keys. sqlstore.SQLStore is one.
+// It must be safe for concurrent use.
 type Store interface {
 	connections.ConnectionStore
 	connections.SecretStore

@@ -77,6 +77,7 @@ func (o *Output) wellFormed() bool {
 // to the writer is the output's JSON. A handler that finds the value broken
 // after Begin returns an error: the sink's owner must then abandon what it
 // sent (a REST response is cut off, never completed).
+// An OutputSink belongs to one call and need not be safe for concurrent use: Begin is called at most once, by that call.
 type OutputSink interface {
 	Begin(status int) io.Writer
 }
@@ -106,6 +107,7 @@ type Build struct {
 // Synthesizer turns the spec of one kind into a Handler. It reports every
 // problem it finds on b.Problems; when it reports an error, its handler is
 // discarded.
+// It must be safe for concurrent use: loads and reloads may synthesize at once.
 type Synthesizer interface {
 	Synthesize(b *Build) Handler
 }
@@ -118,6 +120,7 @@ type Synthesizer interface {
 // still sees the manifest when the spec is refused (to add its own
 // findings), and may skip a part the schema refused: Build.Problems
 // SchemaRefused("spec.headers") says so.
+// Like every Synthesizer it must be safe for concurrent use.
 type SpecSchemer interface {
 	Synthesizer
 	SpecSchema() []byte
@@ -232,6 +235,7 @@ func (r *Registry) Kinds() []string {
 
 // DryRunner is a Handler that can describe the request a call would make
 // without making it. The description is JSON with every secret redacted.
+// Like every Handler it must be safe for concurrent use.
 type DryRunner interface {
 	DryRun(ctx context.Context, call *Call) (json.RawMessage, error)
 }

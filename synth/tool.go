@@ -142,6 +142,7 @@ func (t *Tool) ID() string { return t.manifest.ID }
 func (t *Tool) Handler() Handler { return t.handler }
 
 // SecretUser is a Handler that reads secrets; Tool.SecretNames asks it which.
+// Like every Handler it must be safe for concurrent use.
 type SecretUser interface {
 	SecretRefs() []SecretRef
 }
