@@ -129,7 +129,7 @@ func (s *Set) snapshot() []needle {
 // package lists, replaced by Mask.
 //
 // It is not a strings.Replacer of the spellings, which is wrong here
-// (TestNotAReplacer: it misses 5 of 5 such texts): a Replacer replaces
+// (the package's tests show one missing every such text): a Replacer replaces
 // whole known strings, but a secret is also found by any prefix of
 // MinPrefix bytes or more (an excerpt cut inside it) and in decoded views
 // of the text (mixed and double escapes) whose matches map back to spans

@@ -23,8 +23,8 @@ import (
 // goroutines and routes the message through them. For the one request that
 // carries the load — a single tools/call — that is most of the cost
 // (BENCHMARKS.md). serveMCPCall answers exactly that request itself, with
-// the same result the SDK would give (TestMCPFastPathAgreesWithTheSDK sends
-// each case to both); anything else, or anything unusual about it, is left
+// the same result the SDK would give (a test sends each case to both);
+// anything else, or anything unusual about it, is left
 // to the SDK, which stays the reference.
 
 // fastVersions are the protocol versions whose tools/call the fast path
