@@ -1,0 +1,169 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/httptools/httptools/redact"
+)
+
+// The audit record of a call: one slog record, no URL, no header, no body,
+// every string redacted.
+
+type auditKey struct {
+	tool, method, host string
+	denied             bool
+}
+
+// auditHandler is the client's handler with the call's fixed attributes.
+func (c *Client) auditHandler(tool, method, host string, denied bool) slog.Handler {
+	k := auditKey{tool, method, host, denied}
+	if h, ok := c.audits.Get(k); ok {
+		return h
+	}
+	h := c.logger.Handler().WithAttrs([]slog.Attr{slog.String("tool", tool), slog.String("method", method), slog.String("host", host), decisionAttr(denied)})
+	c.audits.Put(k, h)
+	return h
+}
+
+// addrStrings caches the text of upstream addresses: a call on a kept-alive
+// connection would otherwise format the same address (three allocations)
+// for its response and its audit record. Bounded: past the bound, addresses
+// are formatted each time.
+var addrStrings struct {
+	sync.Map // netip.AddrPort → string
+	n        atomic.Int64
+}
+
+const maxAddrStrings = 4096
+
+func addrString(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ap := ta.AddrPort()
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()) // 127.0.0.1, as TCPAddr.String says
+	if s, ok := addrStrings.Load(ap); ok {
+		return s.(string)
+	}
+	s := ap.String()
+	if addrStrings.n.Load() < maxAddrStrings {
+		if _, loaded := addrStrings.LoadOrStore(ap, s); !loaded {
+			addrStrings.n.Add(1)
+		}
+	}
+	return s
+}
+
+// audit writes the one record of a call: no URL, no header, no body, and
+// every string in it redacted with the call's secrets.
+func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error, start time.Time) {
+	de := deniedOf(err)
+	level := slog.LevelInfo
+	if de != nil {
+		level = slog.LevelWarn
+	}
+	logger, own := c.logger, true
+	if cl.req.Logger != nil {
+		logger, own = cl.req.Logger, false
+	}
+	// The record is written even when the call's context has ended: slog
+	// handlers take the context for its values, not to stop.
+	if !logger.Enabled(ctx, level) {
+		return
+	}
+	sec := cl.req.Secrets
+	// A record built here and handed to the handler: Logger.LogAttrs would
+	// also walk the stack for a source position nobody asked for. The attrs
+	// are gathered first and added at once: the record then grows once.
+	now := time.Now()
+	r := slog.NewRecord(now, level, "outbound call", 0)
+	var buf [12]slog.Attr
+	attrs := buf[:0]
+	var h slog.Handler
+	if own {
+		// The client's own logger: tool, method, host and the decision
+		// come formatted.
+		h = c.auditHandler(cl.req.Tool, cl.req.Method, cl.hostname, de != nil)
+	} else {
+		// A call's logger (InvokeOptions.Logger) may be new on every
+		// call: nothing is kept for it.
+		h = logger.Handler()
+		attrs = append(attrs,
+			slog.String("tool", cl.req.Tool),
+			slog.String("method", cl.req.Method),
+			slog.String("host", cl.hostname), // the template's literal host
+			decisionAttr(de != nil),
+		)
+	}
+	attrs = append(attrs,
+		slog.String("tenant", cl.req.Tenant),
+		slog.String("ip", cl.ip),
+		slog.Int("attempts", cl.attempts),
+		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
+	)
+	if de != nil {
+		attrs = append(attrs, slog.String("why", sec.Redact(de.Why)))
+		if de.IP.IsValid() {
+			attrs = append(attrs, slog.String("denied_ip", de.IP.String()))
+		}
+	}
+	if resp != nil && resp.Status != 0 {
+		attrs = append(attrs, slog.Int("status", resp.Status))
+	}
+	if err != nil && de == nil {
+		attrs = append(attrs, slog.String("error", Describe(err, sec)))
+	}
+	if len(cl.req.LogAttrs) == 0 {
+		r.AddAttrs(attrs...)
+	} else {
+		r.AddAttrs(append(attrs, cl.req.LogAttrs...)...)
+	}
+	_ = h.Handle(ctx, r)
+}
+
+// decisionAttr is the audit record's word for the egress policy's decision.
+func decisionAttr(denied bool) slog.Attr {
+	if denied {
+		return slog.String("decision", "denied")
+	}
+	return slog.String("decision", "allowed")
+}
+
+// deniedOf returns the refusal err holds, if any: apart, so that a call
+// without an error allocates nothing to find out.
+func deniedOf(err error) *DeniedError {
+	if err == nil {
+		return nil
+	}
+	var de *DeniedError
+	if errors.As(err, &de) {
+		return de
+	}
+	return nil
+}
+
+// Describe words a fetch error without the URL (which may carry query
+// credentials) and with every secret of secrets (nil: none) redacted. A
+// Location header that is not a URL is named, never quoted: it is the
+// upstream's text and may echo anything.
+func Describe(err error, secrets *redact.Set) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	s := err.Error()
+	if strings.HasPrefix(s, "failed to parse Location header") {
+		return "the redirect's Location header is not a valid URL"
+	}
+	return secrets.Redact(s)
+}
