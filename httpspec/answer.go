@@ -1,0 +1,111 @@
+package httpspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/httptools/httptools/redact"
+	"github.com/httptools/httptools/synth"
+)
+
+// The upstream's answer: its status, its body as the output, and the
+// excerpts and URLs errors quote.
+
+// output runs steps 7 and 8: the status range and the parse.
+func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error) {
+	rng := h.spec.Success()
+	if resp.Status < rng.Min || resp.Status > rng.Max {
+		start := excerpt(r.redactor.Redact(string(resp.Body)), 512)
+		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
+		if start != "" {
+			msg += ": " + start
+		}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
+	}
+	if !h.spec.Parse() {
+		out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
+		if !utf8.Valid(resp.Body) {
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseNotText, Status: resp.Status,
+				Message: "the response is not valid UTF-8 text, so it cannot be returned as a string"}
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(string(resp.Body))
+		out.JSON = bytes.TrimRight(b.Bytes(), "\n")
+		return out, nil
+	}
+	raw := bytes.TrimSpace(resp.Body)
+	if len(raw) == 0 {
+		return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, JSON: json.RawMessage("null")}, nil
+	}
+	out, err := synth.CheckOutput(raw)
+	if err != nil {
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
+			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: notJSON(err)}
+	}
+	out.Status, out.Attempts = resp.Status, resp.Attempts
+	return out, nil
+}
+
+// notJSON words an answer jsoncheck refused: a limit it broke, or that it
+// is not JSON at all.
+func notJSON(err error) string {
+	var je *jsoncheck.Error
+	if errors.As(err, &je) && je.Kind != jsoncheck.Syntax {
+		return "the response " + je.Error()
+	}
+	return "the response is not valid JSON: set parseJson: false to get it as text"
+}
+
+// excerpt returns at most n bytes of s, cut on a UTF-8 boundary.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// redactURL hides user info and the values of query parameters that look
+// like credentials.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "[unparseable URL]"
+	}
+	if u.User != nil {
+		u.User = url.User(redact.Mask)
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if looksSecret(k) {
+			q[k] = []string{redact.Mask}
+			changed = true
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func looksSecret(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"key", "token", "secret", "password", "passwd", "signature", "sig", "auth", "credential"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}

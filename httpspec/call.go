@@ -1,0 +1,173 @@
+package httpspec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/synth"
+)
+
+// Handle: one call from the prepared request to its output, with the
+// call's deadlines and the words of its errors.
+
+// Handle runs invoke steps 2–8.
+func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
+	start := time.Now()
+	own := h.timeout
+	if call.Options.Timeout > 0 {
+		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, own.d, own)
+	defer cancel()
+	dl := deadlines{parent: ctx, call: cctx, own: own, start: start}
+	req, err := h.prepare(cctx, call, "")
+	if err != nil {
+		return nil, dl.timeoutError(err)
+	}
+	var stream func(int, io.Reader) error
+	var small *[]byte // an answer that fit in the first read: not streamed
+	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.spec.Parse() && call.Tool.StreamsOutput() {
+		small = new([]byte)
+		stream = func(status int, body io.Reader) (err error) {
+			*small, err = streamJSON(cctx, sink, status, body)
+			return err
+		}
+	}
+	resp, err := h.send(cctx, req, call, stream)
+	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == AuthConnection {
+		// The token may have been revoked early: refresh once, retry once.
+		attempts := resp.Attempts
+		if req, err = h.prepare(cctx, call, req.credential); err != nil {
+			return nil, dl.timeoutError(err)
+		}
+		resp, err = h.send(cctx, req, call, stream)
+		if resp != nil {
+			resp.Attempts += attempts
+		}
+	}
+	if err != nil {
+		return nil, h.fetchError(dl, req, err)
+	}
+	if resp.Streamed {
+		if small == nil || *small == nil {
+			return &synth.Output{Status: resp.Status, Attempts: resp.Attempts, Streamed: true}, nil
+		}
+		resp.Body, resp.Streamed = *small, false
+	}
+	return h.output(req, resp)
+}
+
+func (h *Handler) send(ctx context.Context, r *request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
+	rng := h.spec.Success()
+	r.sent = fetch.Request{
+		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
+		Allowlist: h.allowlist, Restricted: h.restricted,
+		AuthHeaders: h.authHeaders, Secrets: r.redactor,
+		MaxBody:    h.maxBody,
+		SuccessMin: rng.Min, SuccessMax: rng.Max,
+		Tool: h.toolID, Tenant: call.Context.Tenant,
+		Logger: call.Options.Logger, LogAttrs: call.Options.LogAttrs,
+		Stream: stream,
+	}
+	return h.client.Do(ctx, &r.sent)
+}
+
+func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
+	var denied *fetch.DeniedError
+	var truncated *fetch.TruncatedError
+	var over *budget.OverError
+	var own *synth.Error
+	switch {
+	case errors.As(err, &own):
+		return own // a streamed answer found broken
+	case errors.As(err, &over):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
+			Message: "the service is at its memory budget and could not hold this answer in time: try again shortly (" + over.Error() + ")"}
+	case errors.As(err, &denied):
+		hint := "add the host to the manifest's network allowlist if the tool should reach it"
+		if denied.IP.IsValid() {
+			hint = "the operator can allow the range (httptools call --allow-cidr)"
+		}
+		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: ReasonEgressDenied, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
+	case errors.Is(err, fetch.ErrTooManyRedirects):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonTooManyRedirects, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
+	case errors.Is(err, fetch.ErrTooLarge):
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTooLarge, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
+	case errors.As(err, &truncated) && dl.call.Err() == nil:
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTruncated, Err: err,
+			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
+	case dl.call.Err() != nil:
+		return dl.ended(err)
+	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
+		// The service's own limit, not the upstream's fault.
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
+			Message: "the service has no file descriptor left to open a connection upstream; nothing was sent: try again shortly (the operator can raise the process's limit, ulimit -n or LimitNOFILE=)"}
+	}
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
+		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
+}
+
+// ownTimeout is the cause a call's own deadline ends its context with:
+// the manifest's timeoutMs or the caller's timeout option.
+type ownTimeout struct {
+	d    time.Duration
+	what string
+}
+
+func (o *ownTimeout) Error() string {
+	return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds())
+}
+
+// deadlines are the contexts of one call: the caller's and the call's own
+// (the caller's, bounded by ownTimeout).
+type deadlines struct {
+	parent, call context.Context
+	own          *ownTimeout
+	start        time.Time
+}
+
+// ended words the error of a call whose context has ended, naming what
+// ended it: the caller cancelling, the caller's deadline, or the call's
+// own timeout.
+func (dl deadlines) ended(err error) error {
+	elapsed := time.Since(dl.start).Milliseconds()
+	var own *ownTimeout
+	switch {
+	case errors.As(context.Cause(dl.call), &own) || dl.parent.Err() == nil:
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+			Message: fmt.Sprintf("timed out after %dms (%s)", dl.own.d.Milliseconds(), dl.own.what)}
+	case errors.Is(dl.parent.Err(), context.DeadlineExceeded):
+		msg := fmt.Sprintf("timed out after %dms: the caller's deadline passed, before %s of %dms", elapsed, dl.own.what, dl.own.d.Milliseconds())
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err, Message: msg}
+	}
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err,
+		Message: fmt.Sprintf("the call was canceled by its caller after %dms", elapsed)}
+}
+
+// timeoutError is err, or, when the call's context has ended and err is
+// not already the library's, the words of ended: a connection refresh or
+// a secret store cut off by the deadline says so.
+func (dl deadlines) timeoutError(err error) error {
+	var e *synth.Error
+	if dl.call.Err() == nil || errors.As(err, &e) {
+		return err
+	}
+	return dl.ended(err)
+}
+
+func (h *Handler) cap() int64 {
+	if h.maxBody > 0 {
+		return h.maxBody
+	}
+	return fetch.DefaultMaxBodyBytes
+}

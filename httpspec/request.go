@@ -1,0 +1,128 @@
+package httpspec
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/redact"
+	"github.com/httptools/httptools/synth"
+)
+
+// Building a call's request from the spec and the input: headers,
+// credentials, body.
+
+// request is a built request before it is sent.
+type request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+	// redactor knows every secret resolved for this request: the call's.
+	redactor *redact.Set
+	// credential is the resolved secret or token, for a 401 retry;
+	// credentialVar the variable that stands for it in a printed curl, in
+	// the header credentialHeader.
+	credential, credentialVar, credentialHeader string
+	// sent is the request as handed to the client: made with it, in one
+	// allocation, as are the values of a few headers.
+	sent fetch.Request
+	vals [4]string
+}
+
+// prepare builds the request; rejected is the connection token a first
+// attempt got a 401 for.
+func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string) (*request, error) {
+	in := call.Input
+	u, err := h.expandURL(in)
+	if err != nil {
+		return nil, err
+	}
+	secrets := call.Secrets
+	if secrets == nil {
+		secrets = &redact.Set{}
+	}
+	r := &request{Method: h.spec.Method, URL: u, redactor: secrets}
+	ct := ""
+	switch h.spec.BodyKind() {
+	case body.JSONInput:
+		r.Body = body.JSONWithout(in, h.consumed)
+		if r.Body != nil {
+			ct = body.ContentTypeJSON
+		}
+	case body.InputPassthrough:
+		r.Body, ct = in, body.ContentTypeJSON
+	case body.Text:
+		if h.form != nil {
+			f, err := h.form.Fill(in)
+			if err != nil {
+				return nil, h.inputInvalid("", "cannot be sent as the form body: "+err.Error())
+			}
+			r.Body = []byte(f)
+			break
+		}
+		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
+	}
+	if r.Body == nil && h.fixed != nil {
+		r.Header = h.fixed
+		return r, nil
+	}
+	r.Header = make(http.Header, len(h.headers)+3)
+	// One backing array for every header value; each slice is capped so an
+	// Add by someone else reallocates instead of writing into a neighbour.
+	var vals []string
+	if len(h.headers) <= len(r.vals) {
+		vals = r.vals[:len(h.headers)]
+	} else {
+		vals = make([]string, len(h.headers))
+	}
+	for i, hd := range h.headers {
+		v := hd.tmpl.Fill(in)
+		if hasLineBreakOrNUL(v) {
+			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
+		}
+		if v == "" && hd.name == "Idempotency-Key" {
+			// The manifest asks for an idempotency key and the input gave
+			// none: use the kernel's, stable across retries and re-runs of
+			// this call; with none either, send no empty key.
+			if v = call.Context.IdempotencyKey; v == "" {
+				continue
+			}
+		}
+		vals[i] = v
+		if prev, ok := r.Header[hd.name]; ok {
+			r.Header[hd.name] = append(prev[:len(prev):len(prev)], v)
+		} else {
+			r.Header[hd.name] = vals[i : i+1 : i+1]
+		}
+	}
+	h.addDefaults(r.Header, ct)
+	// The credential goes last, so that no default (User-Agent,
+	// Content-Type) can replace it: it reaches the wire as declared.
+	if a := h.spec.Authorization; a != nil {
+		cred, err := resolveCredential(ctx, a, call.Tool, call.Context, rejected)
+		if err != nil {
+			return nil, err
+		}
+		r.redactor.Add(cred.Secret)
+		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, h.credVar, http.CanonicalHeaderKey(cred.Header)
+		if hasLineBreakOrNUL(cred.Value) {
+			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
+		}
+		r.Header.Set(cred.Header, cred.Value)
+	}
+	return r, nil
+}
+
+// hasLineBreakOrNUL reports whether s holds a CR, LF or NUL, which no
+// header value may: checked at load time for literal values and per call
+// for filled ones and credentials.
+func hasLineBreakOrNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
+			return true
+		}
+	}
+	return false
+}
