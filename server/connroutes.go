@@ -1,0 +1,198 @@
+package server
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+)
+
+// The connection routes: start a connect flow, the provider's callback,
+// list and revoke.
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Manager == nil {
+		writeError(w, http.StatusNotFound, "not-found", "", "no apps are configured: start serve with --apps apps.json")
+		return
+	}
+	var req struct {
+		As     string `json:"as"`
+		Person string `json:"person"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	k := identity(r.Context())
+	if k.Role == RolePerson && req.As == synth.AsPerson && req.Person == "" {
+		req.Person = k.Person // a person key connects its own account
+	}
+	var owner string
+	switch {
+	case req.As == synth.AsCompany && req.Person == "":
+		owner = connections.OwnerCompany
+	case req.As == synth.AsPerson && req.Person != "":
+		owner = connections.OwnerPerson(req.Person)
+	default:
+		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"as":"person","person":"…"} or {"as":"company"}`)
+		return
+	}
+	if refused := mayManage(k, owner); refused != "" {
+		forbidden(w, refused)
+		return
+	}
+	url, err := s.cfg.Manager.Authorize(r.Context(), tenantOf(r.Context()), r.PathValue("app"), owner)
+	switch {
+	case errors.Is(err, connections.ErrUnavailable):
+		s.storeUnavailable(w, "starting the connect flow", err)
+		return
+	case err != nil:
+		writeError(w, http.StatusNotFound, "not-found", "", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"url": url})
+}
+
+var connectedPage = template.Must(template.New("ok").Parse(`<!doctype html>
+<meta charset="utf-8"><title>Connected</title>
+<p id="outcome">{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
+{{if .UI}}<p><a id="back" href="/ui/connections">Back to the connections</a></p>{{end}}
+`))
+
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wantJSON := strings.Contains(r.Header.Get("Accept"), "application/json")
+	fail := func(status int, msg string) {
+		if wantJSON {
+			writeError(w, status, "connect-failed", "", msg)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		connectedPage.Execute(w, map[string]any{"OK": false, "Message": msg, "UI": s.cfg.UI})
+	}
+	if s.cfg.Manager == nil {
+		fail(http.StatusNotFound, "no apps are configured")
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		fail(http.StatusBadRequest, "the provider said "+e)
+		return
+	}
+	rec, err := s.cfg.Manager.Callback(r.Context(), q.Get("state"), q.Get("code"))
+	if err != nil {
+		status := http.StatusBadGateway
+		switch {
+		case errors.Is(err, connections.ErrBadState):
+			status = http.StatusBadRequest
+		case errors.Is(err, connections.ErrUnavailable):
+			s.storeFailed("completing the connect flow", err)
+			w.Header().Set("Retry-After", retryAfter)
+			fail(http.StatusServiceUnavailable, "the store is unavailable for now: start the connection again shortly")
+			return
+		}
+		fail(status, err.Error())
+		return
+	}
+	view := connectionView(rec)
+	if wantJSON {
+		writeJSON(w, http.StatusOK, map[string]any{"connection": view})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	whose := "the company"
+	if view.Person != "" {
+		whose = "person " + view.Person
+	}
+	connectedPage.Execute(w, map[string]any{"OK": true, "App": rec.App, "Whose": whose, "UI": s.cfg.UI})
+}
+
+// ConnectionView is a connection as the API shows it: never a token.
+type ConnectionView struct {
+	ID          string    `json:"id"`
+	App         string    `json:"app"`
+	As          string    `json:"as"`
+	Person      string    `json:"person,omitempty"`
+	Permissions []string  `json:"permissions"`
+	Scopes      []string  `json:"scopes"`
+	Status      string    `json:"status"`
+	Expiry      time.Time `json:"expiry,omitzero"`
+	LastRefresh time.Time `json:"lastRefresh,omitzero"`
+	LastError   string    `json:"lastError,omitempty"`
+	Version     int64     `json:"version"`
+}
+
+func connectionView(r *connections.Record) ConnectionView {
+	v := ConnectionView{ID: r.ID, App: r.App, As: synth.AsCompany, Permissions: r.Permissions, Scopes: r.Scopes,
+		Status: r.Status, Expiry: r.Expiry, LastRefresh: r.LastRefresh, LastError: r.LastError, Version: r.Version}
+	if p, ok := strings.CutPrefix(r.Owner, "person:"); ok {
+		v.As, v.Person = synth.AsPerson, p
+	}
+	return v
+}
+
+func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
+	recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
+	if err != nil {
+		s.storeUnavailable(w, "listing connections", err)
+		return
+	}
+	out := make([]ConnectionView, 0, len(recs))
+	k := identity(r.Context())
+	for _, rec := range recs {
+		if k.Role == RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
+			continue // a person sees its own connections only
+		}
+		out = append(out, connectionView(rec))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"connections": out})
+}
+
+func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	if k.Role != RoleAdmin {
+		recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
+		if err != nil {
+			s.storeUnavailable(w, "finding the connection", err)
+			return
+		}
+		for _, rec := range recs {
+			if rec.ID != r.PathValue("id") {
+				continue
+			}
+			if refused := mayManage(k, rec.Owner); refused != "" {
+				if k.Role == RolePerson {
+					s.removed(w, connections.ErrNotFound, "connection") // another person's is none of its business
+					return
+				}
+				forbidden(w, refused)
+				return
+			}
+		}
+	}
+	var err error
+	if s.cfg.Manager != nil {
+		err = s.cfg.Manager.Revoke(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	} else {
+		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
+	}
+	s.removed(w, err, "connection")
+}
+
+// mayManage says why a key may not start or revoke the connection of owner,
+// or "": admin keys manage every connection, service keys people's, person
+// keys their own.
+func mayManage(k *APIKey, owner string) string {
+	switch {
+	case k.Role == RoleAdmin:
+		return ""
+	case owner == connections.OwnerCompany:
+		return "company connections are managed with an admin key"
+	case k.Role == RolePerson && owner != connections.OwnerPerson(k.Person):
+		return "a person key manages its own connections only"
+	}
+	return ""
+}

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/httptools/httptools/httpspec"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/synth"
+)
+
+// The call routes: invoke and dry run, their bodies, their answers and
+// errors, and the service's one call (Server.call).
+
+// CallContext is the "context" of an invoke request.
+type CallContext struct {
+	Person         string `json:"person"`
+	Run            string `json:"run"`
+	Unattended     bool   `json:"unattended"`
+	Approved       bool   `json:"approved"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+// callContext builds the ToolContext of a call by tenant.
+func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
+	var secrets synth.SecretResolver = auth.TenantSecrets{Store: s.cfg.Store, Tenant: tenant}
+	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {
+		secrets = auth.Chain{secrets, auth.Env{}}
+	}
+	cc := synth.CallContext{Tenant: tenant, Person: c.Person, Run: c.Run, IdempotencyKey: c.IdempotencyKey,
+		Unattended: c.Unattended, Approved: c.Approved, Secrets: secrets}
+	if s.cfg.Manager != nil {
+		cc.Connections = s.cfg.Manager
+	}
+	return cc
+}
+
+// call invokes a tool with metrics and in-flight tracking.
+func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc CallContext, input json.RawMessage) (*synth.Result, error) {
+	tc := s.callContext(tenant, cc)
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	m := s.cfg.Metrics
+	m.inflight.Inc()
+	defer m.inflight.Dec()
+	start := time.Now()
+	res, err := tool.Invoke(ctx, tc, input)
+	series := m.tool(tool.ID())
+	series.latency.Observe(time.Since(start).Seconds())
+	var e *synth.Error
+	switch {
+	case err == nil:
+		series.ok.Inc()
+	case errors.As(err, &e):
+		m.calls.WithLabelValues(tool.ID(), string(e.Code)).Inc()
+		switch e.Reason {
+		case httpspec.ReasonEgressDenied:
+			m.denials.WithLabelValues(tool.ID()).Inc()
+		case synth.ReasonOverloaded:
+			s.refused(tenant, ReasonMemoryBudget, e.Message)
+		}
+	default: // Invoke's errors are *synth.Error; counted as one anyway
+		m.calls.WithLabelValues(tool.ID(), string(synth.CodeHandlerError)).Inc()
+	}
+	if res != nil && res.Attempts > 1 {
+		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
+	}
+	return res, err
+}
+
+func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+	tool, ok := s.Tools().Tool(r.PathValue("id"))
+	if !ok {
+		toolNotFound(w, r.PathValue("id"))
+		return
+	}
+	// The tenant's limit first (a 429 costs nothing), then the body's bytes
+	// on the memory budget, held with everything the call reads until its
+	// answer is written.
+	adm, err := s.admit(tenantOf(r.Context()))
+	if err != nil {
+		err.(*refusal).write(w)
+		return
+	}
+	defer adm.release()
+	hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
+	defer hold.Release()
+	if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+		err.(*refusal).write(w)
+		return
+	}
+	req, ok := s.readCall(w, r, "an invoke body")
+	if !ok {
+		return
+	}
+	// The call draws on the hold. An output that needs no whole-value
+	// check streams to the client as it arrives (synth.OutputSink): a big
+	// answer is not held. (Both in the call's context only: a request
+	// copy per call saved.)
+	sink := &restSink{w: w}
+	ctx := synth.WithOutputSink(budget.NewContext(r.Context(), hold), sink)
+	res, err := s.call(ctx, tool, tenantOf(r.Context()), req.Context, req.Input)
+	if sink.started {
+		if err != nil {
+			// The 200 and part of the output are out: cut the response
+			// off, so that no client takes a broken value for an answer.
+			s.cfg.Logger.Warn("a streamed answer broke off; the response was cut", "tool", tool.ID(), "tenant", tenantOf(r.Context()), "error", err.Error())
+			panic(http.ErrAbortHandler)
+		}
+		w.Write(metaJSON(res))
+		return
+	}
+	if err != nil {
+		e := toolError(err)
+		switch e.Reason {
+		case synth.ReasonStoreUnavailable:
+			s.storeFailed("a call of "+tool.ID(), e)
+			w.Header().Set("Retry-After", retryAfter)
+		case synth.ReasonOverloaded:
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		writeToolError(w, e)
+		return
+	}
+	// Written by hand: the output is already valid JSON, and re-encoding it
+	// would re-scan it (and cost the hot path a reflection walk).
+	// The output goes out as it is, in its own write: a big answer is not
+	// copied again to be sent.
+	tail := metaJSON(res)
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h.Set("Content-Length", strconv.Itoa(len(outputHead)+len(res.Output)+len(tail)))
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, outputHead)
+	w.Write(res.Output)
+	w.Write(tail)
+}
+
+// callRequest is the body of an invoke or a dry run.
+type callRequest struct {
+	Input   json.RawMessage `json:"input"`
+	Context CallContext     `json:"context"`
+}
+
+// readCall reads a call's body (what names it in the hint) and settles
+// whose call it is; false when it answered the request with an error. An
+// absent input is {}; the tool's input sent bare, not under "input", is
+// refused with the way to wrap it.
+func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (callRequest, bool) {
+	var req callRequest
+	body, ok := s.readCheckedBody(w, r)
+	if !ok {
+		return req, false
+	}
+	if !bareInput(body, &req) && !decodeBody(w, body, &req) {
+		return req, false
+	}
+	if req.Input == nil {
+		if stray := strayMembers(body); len(stray) > 0 {
+			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
+				`the body has no "input" member but has %s, which %s does not take: wrap the tool's input, {"input": {%q: …}} (%s is {"input": {…}, "context": {…}})`,
+				quoteList(stray), what, stray[0], what))
+			return req, false
+		}
+		req.Input = json.RawMessage(`{}`)
+	}
+	var refused string
+	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
+	if refused != "" {
+		forbidden(w, refused)
+		return req, false
+	}
+	return req, true
+}
+
+func toolNotFound(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", id))
+}
+
+// toolError is a call's error as the API words it: a *synth.Error, or a
+// handler error carrying its message.
+func toolError(err error) *synth.Error {
+	var e *synth.Error
+	if !errors.As(err, &e) {
+		e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
+	}
+	return e
+}
+
+func writeToolError(w http.ResponseWriter, e *synth.Error) {
+	code := string(e.Code)
+	if e.Reason == synth.ReasonStoreUnavailable {
+		// One outage, one code on every route (a key check, a secrets
+		// route, readiness, a call): a client branches on it once.
+		code = synth.ReasonStoreUnavailable
+	}
+	writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: code, Reason: e.Reason, Message: e.Message, Details: e.Details()}})
+}
+
+// strayMembers lists the members of an invoke body other than input and
+// context, in their order.
+func strayMembers(body []byte) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		if k != "input" && k != "context" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// dryRun describes the request an invoke would send, sending nothing:
+// {"request": {"method","url","headers","body","curl"}}. Secrets and
+// connection tokens are stand-ins, never read: the description shows them
+// as [REDACTED] and the curl line as their $HTTPTOOLS_… variables.
+func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
+	tool, ok := s.Tools().Tool(r.PathValue("id"))
+	if !ok {
+		toolNotFound(w, r.PathValue("id"))
+		return
+	}
+	req, ok := s.readCall(w, r, "a dry-run body")
+	if !ok {
+		return
+	}
+	cc := synth.CallContext{Tenant: tenantOf(r.Context()), Person: req.Context.Person, Run: req.Context.Run,
+		IdempotencyKey: req.Context.IdempotencyKey, Unattended: req.Context.Unattended, Approved: req.Context.Approved}
+	out, err := tool.DryRun(r.Context(), cc, req.Input)
+	if err != nil {
+		writeToolError(w, toolError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"request":`)
+	w.Write(out)
+	io.WriteString(w, "}\n")
+}
+
+// outputHead opens a successful invoke's body; the output follows, then
+// metaJSON.
+const outputHead = `{"output":`
+
+// metaJSON is the end of a successful invoke's body: the meta member and
+// the closing brace.
+func metaJSON(res *synth.Result) []byte {
+	b := make([]byte, 0, 96)
+	b = append(b, `,"meta":{"status":`...)
+	b = strconv.AppendInt(b, int64(res.Status), 10)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(res.Attempts), 10)
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendInt(b, res.Duration.Milliseconds(), 10)
+	b = append(b, `,"outsideData":`...)
+	b = strconv.AppendBool(b, res.OutsideData)
+	return append(b, "}}\n"...)
+}
+
+// restSink streams an invoke's output: Begin sends the 200 and the head of
+// the body; the handler writes the output; invoke writes the meta.
+type restSink struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (s *restSink) Begin(int) io.Writer {
+	s.started = true
+	s.w.Header().Set("Content-Type", "application/json")
+	s.w.WriteHeader(http.StatusOK)
+	io.WriteString(s.w, outputHead)
+	return s.w
+}
