@@ -1,0 +1,291 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/httptools/httptools/redact"
+	"github.com/httptools/httptools/synth"
+)
+
+// The console's catalogue and tool pages: search, the form made from an
+// input schema, dry run and run.
+
+// toolRow is a tool as the catalogue lists it.
+type toolRow struct {
+	ID, Description, Method, Host, Auth string
+	Mutating                            bool
+	Search                              string
+}
+
+func rowOf(id string, raw []byte) toolRow {
+	m := gjson.ParseBytes(raw)
+	row := toolRow{ID: id, Description: m.Get("description").String(), Method: m.Get("spec.method").String(),
+		Mutating: m.Get("mutating").Bool(), Auth: m.Get("spec.authorization.kind").String()}
+	if row.Auth == "" {
+		row.Auth = "none"
+	}
+	if row.Method == "" {
+		row.Method = m.Get("spec.kind").String()
+	}
+	u := m.Get("spec.urlTemplate").String()
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		row.Host, _, _ = strings.Cut(rest, "/")
+		row.Host, _, _ = strings.Cut(row.Host, "?")
+	}
+	row.Search = strings.ToLower(strings.Join([]string{row.ID, row.Description, row.Method, row.Host, row.Auth, map[bool]string{true: "mutating"}[row.Mutating]}, " "))
+	return row
+}
+
+func (s *Server) uiCatalogue(w http.ResponseWriter, r *http.Request) {
+	ts := s.Tools()
+	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
+	rows := make([]toolRow, 0, len(ts.ids))
+	for _, id := range ts.ids {
+		row := rowOf(id, ts.raw[id])
+		if q != "" && !matchesAll(row.Search, q) {
+			continue
+		}
+		rows = append(rows, row)
+	}
+	s.uiRender(w, r, http.StatusOK, "catalogue", uiPage{Title: "Tools", Nav: "tools", Data: map[string]any{"Rows": rows, "Q": r.URL.Query().Get("q"), "Total": len(ts.ids)}})
+}
+
+// matchesAll: every word of q is in text.
+func matchesAll(text, q string) bool {
+	for _, w := range strings.Fields(q) {
+		if !strings.Contains(text, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// field is one input of a tool's form, from a top-level property of its
+// input schema.
+type field struct {
+	Name, Label, Type, Description, Value string
+	Required                              bool
+	Enum                                  []string
+}
+
+// fieldsOf reads the form's fields from the input schema: strings, numbers,
+// integers and booleans as inputs, enums as a choice, anything else as
+// JSON.
+func fieldsOf(input gjson.Result) []field {
+	req := map[string]bool{}
+	for _, r := range input.Get("required").Array() {
+		req[r.String()] = true
+	}
+	var out []field
+	input.Get("properties").ForEach(func(k, v gjson.Result) bool {
+		f := field{Name: k.String(), Label: k.String(), Required: req[k.String()], Description: v.Get("description").String()}
+		if d := v.Get("default"); d.Exists() {
+			f.Value = d.String()
+			if d.Type == gjson.JSON {
+				f.Value = d.Raw
+			}
+		}
+		typ := v.Get("type").String()
+		switch {
+		case v.Get("enum").Exists():
+			f.Type = "enum"
+			for _, e := range v.Get("enum").Array() {
+				f.Enum = append(f.Enum, e.String())
+			}
+		case typ == "string":
+			f.Type = "string"
+		case typ == "integer" || typ == "number":
+			f.Type = typ
+		case typ == "boolean":
+			f.Type = "boolean"
+		default:
+			f.Type = "json"
+		}
+		out = append(out, f)
+		return true
+	})
+	return out
+}
+
+// inputOf builds the tool input from a submitted form: empty fields are
+// left out; "_json", when given, is the whole input instead.
+func inputOf(form url.Values, fields []field) (json.RawMessage, error) {
+	if raw := strings.TrimSpace(form.Get("_json")); raw != "" {
+		if !json.Valid([]byte(raw)) {
+			return nil, errors.New("the input JSON is not valid JSON")
+		}
+		return json.RawMessage(raw), nil
+	}
+	in := map[string]any{}
+	for _, f := range fields {
+		v := form.Get("in." + f.Name)
+		if v == "" {
+			continue
+		}
+		switch f.Type {
+		case "integer", "number":
+			var x any
+			if json.Unmarshal([]byte(strings.TrimSpace(v)), &x) != nil {
+				return nil, fmt.Errorf("%s: %q is not a number", f.Name, v)
+			}
+			if _, ok := x.(float64); !ok {
+				return nil, fmt.Errorf("%s: %q is not a number", f.Name, v)
+			}
+			in[f.Name] = json.Number(strings.TrimSpace(v)) // its text kept: 9007199254740993 stays exact
+		case "boolean":
+			in[f.Name] = v == "true"
+		case "json":
+			var x any
+			if err := json.Unmarshal([]byte(v), &x); err != nil {
+				return nil, fmt.Errorf("%s: not valid JSON", f.Name)
+			}
+			in[f.Name] = x
+		case "enum":
+			// An enum of numbers or booleans is sent as one.
+			var x any
+			if json.Unmarshal([]byte(v), &x) == nil {
+				if _, isStr := x.(string); !isStr {
+					in[f.Name] = x
+					continue
+				}
+			}
+			in[f.Name] = v
+		default:
+			in[f.Name] = v
+		}
+	}
+	b, err := json.Marshal(in)
+	return b, err
+}
+
+// toolView is what the tool page shows.
+type toolView struct {
+	toolRow
+	URLTemplate string
+	Fields      []field
+	InputSchema string
+	Connection  string
+	AsPerson    bool // the key is not a person's: the form asks whose call it is
+	Person      string
+	JSON        string
+	Result      *runResult
+}
+
+// runResult is a dry run's or a run's outcome, as shown.
+type runResult struct {
+	DryRun                       bool
+	HTTPStatus                   int
+	Status, Attempts, DurationMs int64
+	Output                       string
+	Code, Reason, Message        string
+	Curl                         string
+	Request                      string
+}
+
+func (s *Server) toolView(r *http.Request, id string) (*toolView, bool) {
+	raw, ok := s.Tools().raw[id]
+	if !ok {
+		return nil, false
+	}
+	m := gjson.ParseBytes(raw)
+	v := &toolView{toolRow: rowOf(id, raw), URLTemplate: m.Get("spec.urlTemplate").String(), Fields: fieldsOf(m.Get("input")),
+		Connection: m.Get("spec.authorization.connection").String()}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, []byte(m.Get("input").Raw), "", "  ") == nil {
+		v.InputSchema = pretty.String()
+	}
+	v.AsPerson = identity(r.Context()).Role != RolePerson
+	return v, true
+}
+
+func (s *Server) uiTool(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.toolView(r, r.PathValue("id"))
+	if !ok {
+		s.uiRender(w, r, http.StatusNotFound, "error", uiPage{Title: "No such tool", Nav: "tools", Error: fmt.Sprintf("There is no tool %q.", r.PathValue("id"))})
+		return
+	}
+	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
+}
+
+func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
+	v, ok := s.toolView(r, r.PathValue("id"))
+	if !ok {
+		s.uiRender(w, r, http.StatusNotFound, "error", uiPage{Title: "No such tool", Nav: "tools", Error: fmt.Sprintf("There is no tool %q.", r.PathValue("id"))})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.uiRender(w, r, http.StatusBadRequest, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v, Error: "The form could not be read."})
+		return
+	}
+	for i := range v.Fields {
+		v.Fields[i].Value = r.PostForm.Get("in." + v.Fields[i].Name)
+	}
+	v.Person, v.JSON = r.PostForm.Get("person"), r.PostForm.Get("_json")
+	input, err := inputOf(r.PostForm, v.Fields)
+	if err != nil {
+		s.uiRender(w, r, http.StatusBadRequest, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v, Error: err.Error()})
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"input": input, "context": CallContext{Person: v.Person}})
+	dry := r.PostForm.Get("action") == "dry-run"
+	handler, path := s.invoke, "/v1/tools/"+v.ID+"/invoke"
+	if dry {
+		handler, path = s.dryRun, "/v1/tools/"+v.ID+"/dry-run"
+	}
+	status, out := s.inner(r, handler, "POST "+path, map[string]string{"id": v.ID}, body)
+	res := &runResult{DryRun: dry, HTTPStatus: status}
+	ans := gjson.ParseBytes(out)
+	if e := ans.Get("error"); e.Exists() {
+		res.Code, res.Reason, res.Message = e.Get("code").String(), e.Get("reason").String(), e.Get("message").String()
+	} else if dry {
+		res.Curl = ans.Get("request.curl").String()
+		var b bytes.Buffer
+		json.Indent(&b, []byte(ans.Get("request").Raw), "", "  ")
+		res.Request = b.String()
+	} else {
+		res.Status, res.Attempts, res.DurationMs = ans.Get("meta.status").Int(), ans.Get("meta.attempts").Int(), ans.Get("meta.durationMs").Int()
+		var b bytes.Buffer
+		if json.Indent(&b, []byte(ans.Get("output").Raw), "", "  ") == nil {
+			res.Output = b.String()
+		} else {
+			res.Output = ans.Get("output").Raw
+		}
+	}
+	// An upstream may echo the credential back (in its output or its
+	// error): the console shows it redacted.
+	if red := s.toolSecrets(r.Context(), v.ID); !red.Empty() {
+		res.Output, res.Message, res.Curl, res.Request = red.Redact(res.Output), red.Redact(res.Message), red.Redact(res.Curl), red.Redact(res.Request)
+	}
+	v.Result = res
+	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
+}
+
+// toolSecrets is the set of the secret values a tool's call may use, for
+// the signed-in tenant.
+func (s *Server) toolSecrets(ctx context.Context, id string) *redact.Set {
+	red := &redact.Set{}
+	tool, ok := s.Tools().Tool(id)
+	if !ok {
+		return red
+	}
+	cc := s.callContext(tenantOf(ctx), CallContext{})
+	su, ok := tool.Handler().(synth.SecretUser)
+	if !ok {
+		return red
+	}
+	for _, ref := range su.SecretRefs() {
+		if v, err := cc.Secrets.ResolveSecret(ctx, ref); err == nil && v != "" {
+			red.Add(v)
+		}
+	}
+	return red
+}
