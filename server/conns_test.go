@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,8 +42,14 @@ func closedByServer(c net.Conn) bool {
 // 4 connections allowed in all, one busy in a handler is never closed to
 // make room, and its answer arrives.
 func TestOldestIdleConnectionsMakeRoom(t *testing.T) {
-	release := make(chan struct{})
-	var entered atomic.Int64
+	release, release2 := make(chan struct{}), make(chan struct{})
+	var entered, entered2 atomic.Int64
+	slow := func(c chan struct{}) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered2.Add(1)
+			<-c
+		})
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/busy" {
 			entered.Add(1)
@@ -92,10 +99,56 @@ func TestOldestIdleConnectionsMakeRoom(t *testing.T) {
 		testkit.WaitFor(t, "at most 4 open", func() bool { return hs.Open() <= 4 })
 		close(release)
 		busy.SetReadDeadline(time.Now().Add(10 * time.Second))
+		// Connections from other addresses while all 4 are taken by the
+		// busy one's handler or its address: refused or making room, they
+		// leave no client entry behind once closed.
+		full, fullAddr := serveLimited(t, slow(release2), ConnLimits{MaxConns: 1, HeaderTimeout: time.Minute})
+		hold, err := net.Dial("tcp", fullAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hold.Close()
+		io.WriteString(hold, "GET /busy HTTP/1.1\r\nHost: x\r\n\r\n")
+		testkit.WaitFor(t, "the only connection in its handler", func() bool { return entered2.Load() == 1 })
+		for i := 2; i <= 6; i++ {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(i))}}
+			if c, err := d.Dial("tcp", fullAddr); err == nil {
+				closedByServer(c)
+				c.Close()
+			}
+		}
+		testkit.WaitFor(t, "refused connections gone", func() bool { return full.Open() == 1 })
+		full.conns.mu.Lock()
+		clients := len(full.conns.clients)
+		full.conns.mu.Unlock()
+		if clients != 1 {
+			t.Errorf("%d client entries after 5 refused connections from 5 addresses; want 1 (the busy one's)", clients)
+		}
+		close(release2)
 		b := make([]byte, 200)
 		n, _ := io.ReadAtLeast(busy, b, 20)
 		if !strings.HasPrefix(string(b[:n]), "HTTP/1.1 200") {
 			t.Errorf("the busy connection got %q; want its 200", b[:n])
 		}
 	})
+}
+
+// TestClientKey: one client is one address, an IPv4-mapped address its
+// IPv4, and an IPv6 address its /64, for the connection bound and the
+// throttle alike.
+func TestClientKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.7":            "192.0.2.7",
+		"::ffff:192.0.2.7":     "192.0.2.7",
+		"2001:db8:1:2::1":      "2001:db8:1:2::",
+		"2001:db8:1:2:ffff::9": "2001:db8:1:2::",
+	} {
+		if got := clientKey(netip.MustParseAddr(in)); got != netip.MustParseAddr(want) {
+			t.Errorf("clientKey(%s) = %s; want %s", in, got, want)
+		}
+	}
+	r := &http.Request{RemoteAddr: "[2001:db8:1:2::5]:443"}
+	if got := clientOf(r); got != netip.MustParseAddr("2001:db8:1:2::") {
+		t.Errorf("clientOf(%s) = %s", r.RemoteAddr, got)
+	}
 }

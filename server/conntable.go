@@ -124,11 +124,6 @@ func (c *trackedConn) Close() error {
 func (t *connTable) add(c *trackedConn) (ok bool) {
 	var evict []*trackedConn
 	t.mu.Lock()
-	cc := t.clients[c.client]
-	if cc == nil {
-		cc = &clientConns{}
-		t.clients[c.client] = cc
-	}
 	if t.open >= t.max {
 		if old := t.idle.head; old != nil {
 			evict = append(evict, t.unlinkLocked(old))
@@ -137,6 +132,13 @@ func (t *connTable) add(c *trackedConn) (ok bool) {
 			t.warn("refusing a connection: every one of the %d allowed is in a handler", t.max)
 			return false
 		}
+	}
+	// The client's entry only once the connection is taken: a refused one
+	// is never closed through the table, and would leave it behind.
+	cc := t.clients[c.client]
+	if cc == nil {
+		cc = &clientConns{}
+		t.clients[c.client] = cc
 	}
 	now := time.Now()
 	if cc.idle.n >= t.perClient {
@@ -270,11 +272,24 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// clientAddr is a connection's remote address, the zero Addr when it has
-// none (a Unix socket).
+// clientAddr is the client a connection counts against (clientKey of its
+// remote address), the zero Addr when it has none (a Unix socket).
 func clientAddr(c net.Conn) netip.Addr {
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return ta.AddrPort().Addr().Unmap()
+		return clientKey(ta.AddrPort().Addr())
 	}
 	return netip.Addr{}
+}
+
+// clientKey is the one identity of a client address, for the bound on its
+// connections and for the throttle of its failed authentications alike: the
+// address itself, IPv4-mapped addresses as IPv4, and an IPv6 address as its
+// /64 (one host's whole allocation, which it may spread itself over).
+func clientKey(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -31,25 +30,16 @@ type failureBucket struct {
 	at     time.Time
 }
 
-// clientOf is the address a request's failures count against.
+// clientOf is the client a request's failures count against (clientKey).
 func clientOf(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	a, err := netip.ParseAddr(host)
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}
 	}
-	a = a.Unmap()
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		a = p.Addr()
-	}
-	return a
+	return clientKey(ap.Addr())
 }
 
-// left refills a's bucket and returns it (nil: a full bucket, kept nowhere).
+// refilled refills a's bucket and returns it (nil: a full bucket, kept nowhere).
 func (f *failureBuckets) refilled(a netip.Addr, now time.Time) *failureBucket {
 	b := f.m[a]
 	if b == nil {
