@@ -24,16 +24,24 @@ type keyEntry struct {
 // keyOf returns what an API key is, from memory when it was checked within
 // keyCacheTTL.
 func (s *Server) keyOf(ctx context.Context, key string) (*APIKey, error) {
-	return s.keyOfFresh(ctx, key, false)
+	if k, ok := s.cachedKey(key); ok {
+		return k, nil
+	}
+	return s.storedKey(ctx, key)
 }
 
-// keyOfFresh is keyOf; with fresh, the store is asked whatever the cache
-// holds (and a revoked key leaves the cache).
-func (s *Server) keyOfFresh(ctx context.Context, key string, fresh bool) (*APIKey, error) {
-	now := time.Now()
-	if e, ok := s.keys.Load(key); ok && now.Before(e.(keyEntry).expires) && !fresh {
-		return e.(keyEntry).key, nil
+// cachedKey returns a key this replica checked in the store within
+// keyCacheTTL: one it may trust without asking, and never throttles.
+func (s *Server) cachedKey(key string) (*APIKey, bool) {
+	if e, ok := s.keys.Load(key); ok && time.Now().Before(e.(keyEntry).expires) {
+		return e.(keyEntry).key, true
 	}
+	return nil, false
+}
+
+// storedKey asks the store what key is, and caches the answer (a revoked
+// key leaves the cache).
+func (s *Server) storedKey(ctx context.Context, key string) (*APIKey, error) {
 	k, err := s.cfg.Keys.KeyOf(ctx, key)
 	if errors.Is(err, connections.ErrNotFound) {
 		s.keys.Delete(key)
@@ -41,7 +49,7 @@ func (s *Server) keyOfFresh(ctx context.Context, key string, fresh bool) (*APIKe
 	if err != nil {
 		return nil, err
 	}
-	s.keys.Store(key, keyEntry{k, now.Add(keyCacheTTL)})
+	s.keys.Store(key, keyEntry{k, time.Now().Add(keyCacheTTL)})
 	return k, nil
 }
 
@@ -83,10 +91,12 @@ func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.H
 			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
 			return
 		}
-		if !s.mayTry(w, r, key) {
+		// One look in the cache: a key checked lately is never throttled,
+		// and off the sensitive routes it is trusted as it is.
+		k, verified := s.cachedKey(key)
+		if !verified && s.throttled(w, r) {
 			return
 		}
-		var k *APIKey
 		var err error
 		if s.cfg.OIDC != nil && !strings.HasPrefix(key, APIKeyPrefix) {
 			k, err = s.verifyToken(r.Context(), key)
@@ -103,15 +113,17 @@ func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.H
 				writeError(w, http.StatusServiceUnavailable, "unavailable", "issuer-unavailable", "the token's issuer cannot be reached to check it: try again shortly")
 				return
 			}
-		} else if k, err = s.keyOfFresh(r.Context(), key, fresh); err != nil {
-			if errors.Is(err, connections.ErrNotFound) {
-				s.failedAuth(r)
-				s.challenge(w, "invalid_token", "unknown or revoked API key")
-				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
-			} else {
-				s.storeUnavailable(w, "checking the API key", err)
+		} else if !verified || fresh {
+			if k, err = s.storedKey(r.Context(), key); err != nil {
+				if errors.Is(err, connections.ErrNotFound) {
+					s.failedAuth(r)
+					s.challenge(w, "invalid_token", "unknown or revoked API key")
+					writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
+				} else {
+					s.storeUnavailable(w, "checking the API key", err)
+				}
+				return
 			}
-			return
 		}
 		if len(roles) > 0 && !slices.Contains(roles, k.Role) {
 			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))

@@ -87,22 +87,20 @@ func (f *failureBuckets) fail(a netip.Addr) {
 	b.tokens = math.Max(0, b.tokens-1)
 }
 
-// mayTry answers 429 and returns false when the request's address has used
-// up its failed tries and key is not one this replica has verified lately.
-func (s *Server) mayTry(w http.ResponseWriter, r *http.Request, key string) bool {
-	if e, ok := s.keys.Load(key); ok && time.Now().Before(e.(keyEntry).expires) {
-		return true
-	}
+// throttled answers 429 and returns true when the request's address has
+// used up its failed tries (a caller lets keys it checked lately through
+// first: cachedKey).
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 	d := s.failures.wait(clientOf(r))
 	if d == 0 {
-		return true
+		return false
 	}
 	s.cfg.Metrics.refusals.WithLabelValues("", "auth-failures").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 	w.Header().Set("Connection", "close")
 	writeError(w, http.StatusTooManyRequests, "rate-limited", "auth-failures",
 		"too many failed authentications from this address: try again after Retry-After seconds")
-	return false
+	return true
 }
 
 // failedAuth counts a failed authentication against the request's address.

@@ -20,11 +20,9 @@ func (s *Server) uiLoginPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.PostFormValue("key"))
-	if d := s.failures.wait(clientOf(r)); d > 0 {
-		if _, ok := s.keys.Load(key); !ok {
-			s.uiRender(w, r, http.StatusTooManyRequests, "login", uiPage{Title: "Sign in", Error: "Too many failed sign-ins from this address: wait a few seconds and try again."})
-			return
-		}
+	if _, verified := s.cachedKey(key); !verified && s.failures.wait(clientOf(r)) > 0 {
+		s.uiRender(w, r, http.StatusTooManyRequests, "login", uiPage{Title: "Sign in", Error: "Too many failed sign-ins from this address: wait a few seconds and try again."})
+		return
 	}
 	k, err := s.keyOf(r.Context(), key)
 	if errors.Is(err, connections.ErrNotFound) || key == "" {
