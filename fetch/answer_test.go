@@ -3,8 +3,10 @@ package fetch_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,3 +137,41 @@ type fixedAnswer struct {
 func (f fixedAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: f.length, Body: f.body(), Request: r}, nil
 }
+
+// TestWrappedBodyEndsWithTheCall: a body a WrapTransport hands up that
+// blocks on every read is closed when the call's deadline passes: Do
+// returns (1 of 1), its body closed.
+func TestWrappedBodyEndsWithTheCall(t *testing.T) {
+	b := &blocking{closed: make(chan struct{})}
+	c := fetch.NewClient(fetch.Config{AllowCIDRs: loopback, WrapTransport: func(http.RoundTripper) http.RoundTripper {
+		return roundTrip(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1, Body: b, Request: r}, nil
+		})
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, &fetch.Request{Method: "GET", URL: "http://127.0.0.1:1/", SuccessMin: 200, SuccessMax: 299})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("Do returned: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Do outlived its deadline by 10 s: the body was never closed")
+	}
+}
+
+// blocking is a body whose reads wait until it is closed.
+type blocking struct {
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *blocking) Read([]byte) (int, error) { <-b.closed; return 0, io.ErrClosedPipe }
+func (b *blocking) Close() error             { b.once.Do(func() { close(b.closed) }); return nil }
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

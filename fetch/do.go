@@ -119,10 +119,13 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		return &Response{Attempts: cl.attempts}, err
 	}
 	defer resp.Body.Close()
-	// A body net/http frames stops at the context's end by itself; one a
-	// wrapper hands up may not: closing it ends any read blocked in it, so
-	// nothing of the call outlives its deadline.
-	defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
+	if c.cfg.WrapTransport != nil {
+		// A body net/http frames stops at the context's end by itself (and
+		// one it would hand over raw is refused below every wrapper); one a
+		// wrapper hands up may not: closing it ends any read blocked in
+		// it, so nothing of the call outlives its deadline.
+		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
+	}
 	limit := req.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
