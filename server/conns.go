@@ -169,9 +169,6 @@ func (s *HTTPServer) Drain() {
 	}
 }
 
-// Limits returns the limits in force, defaults filled in.
-func (s *HTTPServer) Limits() ConnLimits { return s.limits }
-
 // Open returns the number of open connections.
 func (s *HTTPServer) Open() int {
 	s.conns.mu.Lock()
