@@ -199,31 +199,39 @@ func TestSlowClockHoldsItsLease(t *testing.T) {
 // row). 0 needs-reauth, the call sent with the winner's token.
 func TestRaceLoserServesTheWinnersToken(t *testing.T) {
 	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
-		e := newEnv(t)
-		e.connect(t, a, "t1", OwnerCompany, true)
-		tool := e.tool(t, "company")
-		winner, _ := e.provider.Issue(time.Hour)
-		rb := &replicaStore{SQLStore: b}
-		rb.onUpdate = func(n int64) {
-			if n != 2 { // 1: B's lease; 2: recording B's failed request
-				return
+		// The winner's token valid (served), or already expired (the call
+		// is to be tried again): never needs-reauth.
+		for _, lifetime := range []time.Duration{time.Hour, -time.Minute} {
+			e := newEnv(t)
+			e.connect(t, a, "t1", OwnerCompany, true)
+			tool := e.tool(t, "company")
+			winner, _ := e.provider.Issue(time.Hour)
+			rb := &replicaStore{SQLStore: b}
+			rb.onUpdate = func(n int64) {
+				if n != 2 { // 1: B's lease; 2: recording B's failed request
+					return
+				}
+				// Another replica completes its refresh just before.
+				a.UpdateLocked(context.Background(), "t1", "google", OwnerCompany, func(cur *Record) (*Record, error) {
+					next := *cur
+					next.AccessToken, next.RefreshToken = winner, "rt-winner"
+					next.Expiry, next.LastRefresh = time.Now().Add(lifetime), time.Now().Add(time.Second)
+					return &next, nil
+				})
 			}
-			// Another replica completes its refresh just before.
-			a.UpdateLocked(context.Background(), "t1", "google", OwnerCompany, func(cur *Record) (*Record, error) {
-				next := *cur
-				next.AccessToken, next.RefreshToken = winner, "rt-winner"
-				next.Expiry, next.LastRefresh = time.Now().Add(time.Hour), time.Now().Add(time.Second)
-				return &next, nil
-			})
-		}
-		e.provider.FailNext("invalid_grant")
-		tok, err := call(tool, e.replica(rb, time.Now), "t1", "")
-		if err != nil || tok != winner {
-			t.Fatalf("B: %q %v; want the winner's token %q", tok, err, winner)
-		}
-		rec, _ := a.Connection(context.Background(), "t1", "google", OwnerCompany)
-		if rec.Status != StatusActive || rec.RefreshToken != "rt-winner" {
-			t.Errorf("row %s with refresh token %q; want active with the winner's", rec.Status, rec.RefreshToken)
+			e.provider.FailNext("invalid_grant")
+			tok, err := call(tool, e.replica(rb, time.Now), "t1", "")
+			switch {
+			case lifetime > 0 && (err != nil || tok != winner):
+				t.Errorf("B: %q %v; want the winner's token %q", tok, err, winner)
+			case lifetime < 0 && reason(err) != synth.ReasonConnectionUnavailable:
+				t.Errorf("B, the winner's token expired: %v; want connection-unavailable (try again), never needs-reauth", err)
+			}
+			rec, _ := a.Connection(context.Background(), "t1", "google", OwnerCompany)
+			if rec.Status != StatusActive || rec.RefreshToken != "rt-winner" {
+				t.Errorf("row %s with refresh token %q; want active with the winner's", rec.Status, rec.RefreshToken)
+			}
+			a.DB().Exec(`DELETE FROM connections`)
 		}
 	})
 }

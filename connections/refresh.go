@@ -317,10 +317,15 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 	if err != nil {
 		m.logger().Warn("a failed token refresh could not be recorded; the lease will run out", "app", cur.App, "error", words(err))
 	}
-	if superseded && row != nil && row.Status == StatusActive && row.fresh(m.now(), 0) && row.AccessToken != rejected {
-		// The race was lost, not the grant: the winner's token serves.
-		m.logger().Info("a token refresh lost a race to another replica's; its token is used", "app", cur.App, "tenant", cur.Tenant)
-		return row, nil
+	if superseded && row != nil && row.Status == StatusActive {
+		// The race was lost, not the grant: the winner's token serves, and
+		// the connection is never marked for a token no longer stored.
+		if row.fresh(m.now(), 0) && row.AccessToken != rejected {
+			m.logger().Info("a token refresh lost a race to another replica's; its token is used", "app", cur.App, "tenant", cur.Tenant)
+			return row, nil
+		}
+		return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+			"the %s connection of %s was refreshed by another replica meanwhile: try again", need.App, whose(own))
 	}
 	if invalid {
 		m.report("needs-reauth")
