@@ -8,8 +8,9 @@
 // call then fails with an *OverError (503 overloaded), never with an
 // allocation the machine cannot afford.
 //
-// Holds travel in a context (NewContext, FromContext), so that the fetch
-// client deep in a call draws on the hold of the request that serves it.
+// A hold is handed down a call explicitly (synth.InvokeOptions.Hold,
+// fetch.Request.Hold), so that the fetch client deep in a call draws on the
+// hold of the request that serves it.
 package budget
 
 import (
@@ -299,20 +300,4 @@ func (h *Hold) giveBack(n int64) {
 	}
 	h.b.inUse.Add(-n)
 	h.b.release(n)
-}
-
-type holdKey struct{}
-
-// NewContext returns ctx carrying h.
-func NewContext(ctx context.Context, h *Hold) context.Context {
-	if h == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, holdKey{}, h)
-}
-
-// FromContext returns the hold ctx carries, or nil.
-func FromContext(ctx context.Context) *Hold {
-	h, _ := ctx.Value(holdKey{}).(*Hold)
-	return h
 }

@@ -129,7 +129,7 @@ func (e *env) toolWithID(t *testing.T, id, as string, perms ...string) *synth.To
 }
 
 func call(tool *synth.Tool, m *Manager, tenant, person string) (string, error) {
-	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: tenant, Person: person, Connections: m}, json.RawMessage(`{"raw":"x"}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: tenant, Person: person, Connections: m}, json.RawMessage(`{"raw":"x"}`), synth.InvokeOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -311,7 +311,7 @@ func TestUpstream401ForcesOneRefresh(t *testing.T) {
 	rec := e.connect(t, s, "t1", OwnerCompany, false)
 	e.provider.ExpireAccess(rec.AccessToken)
 	m := e.manager(s)
-	res, err := e.tool(t, "company").Invoke(context.Background(), synth.CallContext{Tenant: "t1", Connections: m}, json.RawMessage(`{}`))
+	res, err := e.tool(t, "company").Invoke(context.Background(), synth.CallContext{Tenant: "t1", Connections: m}, json.RawMessage(`{}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,7 +191,7 @@ func TestSharedRefreshErrorNamesEachTool(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = tools[i%2].Invoke(context.Background(), synth.CallContext{Tenant: "t1", Connections: m}, []byte(`{}`))
+			_, errs[i] = tools[i%2].Invoke(context.Background(), synth.CallContext{Tenant: "t1", Connections: m}, []byte(`{}`), synth.InvokeOptions{})
 		}()
 	}
 	wg.Wait()

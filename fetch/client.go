@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/preformat"
 	"go.opentelemetry.io/otel/propagation"
@@ -53,26 +52,36 @@ type Config struct {
 	// RetryWaitMin and RetryWaitMax bound the jittered backoff; 0 means
 	// 100 ms and 2 s.
 	RetryWaitMin, RetryWaitMax time.Duration
+	// Retry decides whether a failed attempt is tried again; nil means
+	// DefaultRetry, which never repeats a write the upstream may have
+	// received. A policy of one's own is asked only while attempts and
+	// the deadline remain.
+	Retry RetryPolicy
+	// Backoff says how long to wait before the next attempt; nil means
+	// DefaultBackoff.
+	Backoff Backoff
 	// Logger receives one audit record per call (Request.Logger may
 	// replace it for one call); nil means none: a library writes nothing
 	// to a program's logs unless asked to.
 	Logger *slog.Logger
 	// Budget, when set, bounds the bytes of answers being read at once: a
-	// call draws on the hold its context carries (budget.NewContext; the
-	// bytes are then the caller's to release) or on a hold of its own given
-	// back when Do returns. A draw waits within the call's deadline; one
-	// that cannot be granted fails the call with a *budget.OverError.
+	// call draws on its Request.Hold (the bytes are then the caller's to
+	// release) or on a hold of its own given back when Do returns. A draw
+	// waits within the call's deadline; one that cannot be granted fails
+	// the call with a *budget.OverError.
 	Budget *budget.Budget
 	// MaxConnsPerHost bounds the connections to one upstream host (dialling,
 	// in use and idle); calls beyond it wait for one within their deadline.
 	// 0 means DefaultMaxConnsPerHost; -1 means no bound.
 	MaxConnsPerHost int
 	// WrapTransport, when set, wraps the transport every attempt and every
-	// redirect hop goes through: tracing middleware, a recorder. It sits
-	// above the policy: what the wrapper sends still passes the scheme
-	// rule and the tool's allowlist (checked again on the request the
-	// wrapper hands down) and is dialled through the SSRF guard, so no
-	// wrapper can reach an address the guard refuses.
+	// redirect hop of a call goes through: tracing middleware, a recorder.
+	// It is called once per call, with a transport that knows the call:
+	// what the wrapper sends still passes the scheme rule and the call's
+	// allowlist (checked again on the request the wrapper hands down) and
+	// is dialled through the SSRF guard, so no wrapper can reach an
+	// address the guard refuses. It must be safe for concurrent use; the
+	// RoundTripper it returns serves one call.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// TracerProvider makes a client span of every attempt and redirect hop
 	// (method, host, port, status, resend count, tool; never the path, the
@@ -96,14 +105,10 @@ type Client struct {
 	guard     *Guard
 	dialer    *dialer
 	transport *http.Transport
-	// pooled wraps transport without CloseIdleConnections, so that a failed
-	// call (go-retryablehttp closes idle connections then) does not empty
-	// the pool for every other call.
-	pooled http.RoundTripper
-	// retry is shared by every call; the hooks find the call's own state
-	// (method class, deadline, allowlist, attempt count) in the request's
-	// context, since go-retryablehttp's CheckRetry does not see the request.
-	retry  *retryablehttp.Client
+	// base is what every call's transport ends in: the pool, below the
+	// refusal of answers a call cannot take.
+	base   http.RoundTripper
+	tracer tracer
 	logger *slog.Logger
 
 	// audits holds, per tool, method, host and decision, the logger's
@@ -111,10 +116,6 @@ type Client struct {
 	// they are the same on every call of a tool.
 	audits preformat.Handlers[auditKey]
 }
-
-type noCloseIdle struct{ rt http.RoundTripper }
-
-func (n noCloseIdle) RoundTrip(r *http.Request) (*http.Response, error) { return n.rt.RoundTrip(r) }
 
 // NewClient builds a client from cfg.
 func NewClient(cfg Config) *Client {
@@ -129,6 +130,12 @@ func NewClient(cfg Config) *Client {
 	}
 	if cfg.RetryWaitMax < cfg.RetryWaitMin {
 		cfg.RetryWaitMax = max(DefaultRetryWaitMax, cfg.RetryWaitMin)
+	}
+	if cfg.Retry == nil {
+		cfg.Retry = DefaultRetry
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = DefaultBackoff
 	}
 	c := &Client{cfg: cfg, guard: &Guard{Allow: cfg.AllowCIDRs}, logger: cfg.Logger}
 	if c.logger == nil {
@@ -154,26 +161,8 @@ func NewClient(cfg Config) *Client {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: DefaultMaxHeaderBytes,
 	}
-	c.pooled = noCloseIdle{answers{c.transport}}
-	if cfg.WrapTransport != nil {
-		c.pooled = cfg.WrapTransport(checked{c.pooled})
-	}
-	c.pooled = newTraced(c.pooled, cfg.TracerProvider, cfg.Propagator)
-	c.retry = &retryablehttp.Client{
-		HTTPClient:      &http.Client{Transport: c.pooled, CheckRedirect: checkRedirect},
-		Logger:          nil, // the audit record is ours; nothing else logs
-		RetryWaitMin:    cfg.RetryWaitMin,
-		RetryWaitMax:    cfg.RetryWaitMax,
-		RetryMax:        cfg.MaxAttempts - 1,
-		RequestLogHook:  startAttempt,
-		ResponseLogHook: nil, // responses are read by Do, once, under the cap
-		CheckRetry:      checkRetry,
-		Backoff:         backoff,
-		// Give back the last response (a 503 after 3 attempts becomes an
-		// upstream-status error with its body) or the last error.
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		PrepareRetry: nil, // every attempt sends the same headers (Idempotency-Key included) and body
-	}
+	c.base = answers{c.transport}
+	c.tracer = newTracer(cfg.TracerProvider, cfg.Propagator)
 	return c
 }
 

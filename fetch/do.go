@@ -1,51 +1,29 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
-	"github.com/httptools/httptools/budget"
 )
 
-// One call: its state, the attempts through go-retryablehttp, the body read
-// under its cap.
+// One call, read top to bottom: the first hop's rules (scheme, host form,
+// allowlist, the guard behind a proxy), the attempts under the retry policy
+// and one deadline, each attempt through this call's transport (its span,
+// the hop rules again below a wrapper, the refusal of raw answers, the pool
+// whose dialer is the guard), redirects under the hop rules, and the body
+// read under its cap and the memory budget.
 
-type callKey struct{}
-
-// Value is the call for callKey, else the caller's context's value.
-func (cl *call) Value(key any) any {
-	if key == (callKey{}) {
-		return cl
-	}
-	return cl.Context.Value(key)
-}
-
-// callOf returns the call a request belongs to.
-func callOf(ctx context.Context) *call {
-	cl, _ := ctx.Value(callKey{}).(*call)
-	return cl
-}
-
-// startAttempt counts attempts (a go-retryablehttp RequestLogHook).
-func startAttempt(_ retryablehttp.Logger, r *http.Request, _ int) {
-	if cl := callOf(r.Context()); cl != nil {
-		cl.attempts++
-		cl.gotConn = false
-	}
-}
-
-// call is the state of one Do, and the context of its requests: the
-// caller's, with the call as the value of callKey (one allocation less
-// than a context.WithValue per call).
+// call is the state of one Do. Its transport and redirect rule are methods
+// of it, so nothing of the call travels in a context.
 type call struct {
-	context.Context
 	c        *Client
 	req      *Request
+	ctx      context.Context
 	host     string // host[:port] of the first request
 	hostname string // its name, for the audit record
 	attempts int
@@ -53,16 +31,17 @@ type call struct {
 	remote   net.Addr // of the last connection
 	ip       string   // remote, formatted
 	deadline time.Time
-	hasKey   bool // the request carries an Idempotency-Key
+	next     http.RoundTripper // below this call's span: the wrapper, or the pool
 	trace    httptrace.ClientTrace
+	hc       http.Client // this call's: its transport and redirect rule are the call's
 }
 
 // Do sends req under ctx's deadline, with retries and redirects as the
 // package doc says, and reads the whole body.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
-	cl := &call{c: c, req: req}
-	resp, err := cl.do(ctx)
+	cl := &call{c: c, req: req, ctx: ctx}
+	resp, err := cl.do()
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
 	}
@@ -70,23 +49,26 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 		resp.IP = cl.ip
 	}
 	c.audit(ctx, cl, resp, err, start)
-	// The transport may keep the request's context, and with it the call,
-	// a while after this: let go of the request (its headers hold the
-	// credential) now.
+	// The transport may keep the request's context, and with it the call's
+	// trace hooks, a while after this: let go of the request (its headers
+	// hold the credential) now.
 	cl.req = nil
 	return resp, err
 }
 
-func (cl *call) do(ctx context.Context) (*Response, error) {
+func (cl *call) do() (*Response, error) {
 	c, req := cl.c, cl.req
-	cl.Context = ctx
 	cl.trace.GotConn = cl.gotConnection
-	ctx = httptrace.WithClientTrace(cl, &cl.trace)
-	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, nil)
+	ctx := httptrace.WithClientTrace(cl.ctx, &cl.trace)
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body) // NewRequest sets GetBody: every attempt sends it whole
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, body)
 	if err != nil {
 		return nil, err
 	}
-	err = cl.checkHop(ctx, hr.URL) // rewrites the host to its one form
+	err = cl.checkHop(hr.URL) // rewrites the host to its one form
 	cl.host, cl.hostname = hr.URL.Host, hr.URL.Hostname()
 	if err != nil {
 		return nil, err
@@ -95,7 +77,6 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		cl.deadline = dl
 	}
 	hr.Header = req.Header
-	cl.hasKey = len(req.Header["Idempotency-Key"]) > 0 && req.Header["Idempotency-Key"][0] != ""
 	if c.cfg.UserAgent != "" && len(hr.Header["User-Agent"]) == 0 {
 		// The caller's header may be shared by its calls (httpspec's
 		// fixed header): a copy takes the addition.
@@ -105,16 +86,13 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		}
 		hr.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
-	rr, err := retryablehttp.FromRequest(hr)
-	if err != nil {
-		return nil, err
+	cl.next = c.base
+	if c.cfg.WrapTransport != nil {
+		cl.next = c.cfg.WrapTransport((*belowWrapper)(cl))
 	}
-	if req.Body != nil {
-		if err := rr.SetBody(req.Body); err != nil {
-			return nil, err
-		}
-	}
-	resp, err := c.retry.Do(rr)
+	cl.hc = http.Client{Transport: cl, CheckRedirect: cl.checkRedirect}
+
+	resp, err := cl.attempt(hr)
 	if err != nil {
 		return &Response{Attempts: cl.attempts}, err
 	}
@@ -126,13 +104,66 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		// it, so nothing of the call outlives its deadline.
 		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
 	}
+	return cl.read(resp)
+}
+
+// attempt sends hr until an attempt is final: the policy says so, the
+// attempts run out or the context ends. The last answer is returned with
+// its body unread, whatever its status.
+func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
+	c := cl.c
+	a := Attempt{Request: cl.req, Deadline: cl.deadline}
+	for {
+		cl.attempts++
+		cl.gotConn = false
+		resp, err := cl.hc.Do(hr)
+		if cerr := cl.ctx.Err(); cerr != nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, cerr
+		}
+		a.N, a.Response, a.Err, a.Sent = cl.attempts, resp, err, cl.gotConn
+		if cl.attempts >= c.cfg.MaxAttempts || !c.cfg.Retry(&a) {
+			return resp, err
+		}
+		wait := c.cfg.Backoff(c.cfg.RetryWaitMin, c.cfg.RetryWaitMax, &a)
+		if resp != nil {
+			// Read a little of the refused answer so that its
+			// connection can serve the next attempt.
+			io.CopyN(io.Discard, resp.Body, 4<<10)
+			resp.Body.Close()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-cl.ctx.Done():
+			t.Stop()
+			return nil, cl.ctx.Err()
+		case <-t.C:
+		}
+		// A new request for the next attempt: the transport may still
+		// close the last one's body. Its body starts again from the top.
+		next := *hr
+		hr = &next
+		if hr.GetBody != nil {
+			if hr.Body, err = hr.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// read reads the final answer's body under its cap: to Request.Stream when
+// it takes a success, else whole, drawn on the memory budget.
+func (cl *call) read(resp *http.Response) (*Response, error) {
+	c, req := cl.c, cl.req
 	limit := req.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
 	// The response is not kept in the call: the transport may hold the
-	// request's context (and so the call) past the call's end, and must not
-	// hold the answer with it.
+	// request's context (and so the call's trace hooks) past the call's
+	// end, and must not hold the answer with it.
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
 	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
 		if resp.ContentLength > limit {
@@ -141,15 +172,16 @@ func (cl *call) do(ctx context.Context) (*Response, error) {
 		out.Streamed = true
 		return out, req.Stream(resp.StatusCode, &cappedReader{r: resp.Body, left: limit, limit: limit, want: resp.ContentLength})
 	}
-	hold := budget.FromContext(ctx)
+	hold := req.Hold
 	if hold == nil && c.cfg.Budget != nil {
 		hold = c.cfg.Budget.Hold()
 		defer hold.Release()
 	}
 	var d *drawer
 	if hold != nil {
-		d = &drawer{ctx: ctx, hold: hold}
+		d = &drawer{ctx: cl.ctx, hold: hold}
 	}
+	var err error
 	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit, d)
 	return out, err
 }

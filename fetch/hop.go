@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,27 +12,25 @@ import (
 // The rules every hop obeys before anything is sent: scheme, host form,
 // allowlist, the guard behind a proxy, credentials dropped across hosts.
 
-// checked applies the hop rules to a request a WrapTransport hands down:
-// the wrapper may have changed its URL.
-type checked struct{ rt http.RoundTripper }
+// belowWrapper is the call's transport under a WrapTransport: it applies
+// the hop rules again to the request the wrapper hands down (the wrapper
+// may have changed its URL) before the pool sends it.
+type belowWrapper call
 
-func (c checked) RoundTrip(r *http.Request) (*http.Response, error) {
-	cl := callOf(r.Context())
-	if cl == nil {
-		return nil, &DeniedError{Host: r.URL.Hostname(), Why: "the request does not belong to a call of this client"}
-	}
-	if err := cl.checkHop(r.Context(), r.URL); err != nil {
+func (b *belowWrapper) RoundTrip(r *http.Request) (*http.Response, error) {
+	cl := (*call)(b)
+	if err := cl.checkHop(r.URL); err != nil {
 		if r.Body != nil {
 			r.Body.Close()
 		}
 		return nil, err
 	}
-	return c.rt.RoundTrip(r)
+	return cl.c.base.RoundTrip(r)
 }
 
 // checkHop applies the scheme rule, the allowlist and, behind a proxy, the
 // guard to the host of one hop, before anything is sent to it.
-func (cl *call) checkHop(ctx context.Context, u *url.URL) error {
+func (cl *call) checkHop(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return &DeniedError{Host: u.Host, Why: fmt.Sprintf("scheme %q is not http or https", u.Scheme)}
 	}
@@ -55,7 +52,7 @@ func (cl *call) checkHop(ctx context.Context, u *url.URL) error {
 	if cl.req.Restricted && !HostAllowed(cl.req.Allowlist, host) {
 		return &DeniedError{Host: host, Why: "host is not in the tool's network allowlist"}
 	}
-	return cl.c.checkTarget(ctx, u)
+	return cl.c.checkTarget(cl.ctx, u)
 }
 
 // checkTarget resolves a target that a proxy will connect to and refuses it
@@ -95,15 +92,11 @@ func canonicalAddr(u *url.URL) string {
 
 // checkRedirect bounds the hops, applies the allowlist to each, and drops
 // credentials when the hop leaves the first host or drops TLS.
-func checkRedirect(r *http.Request, via []*http.Request) error {
-	cl := callOf(r.Context())
-	if cl == nil {
-		return errors.New("fetch: request without its call")
-	}
+func (cl *call) checkRedirect(r *http.Request, via []*http.Request) error {
 	if len(via) > cl.c.cfg.MaxRedirects { // via holds the first request and every hop so far
 		return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, cl.c.cfg.MaxRedirects)
 	}
-	if err := cl.checkHop(r.Context(), r.URL); err != nil {
+	if err := cl.checkHop(r.URL); err != nil {
 		return err
 	}
 	prev := via[len(via)-1].URL

@@ -41,9 +41,9 @@ func (c *Client) HTTPClient(follow bool) *http.Client {
 type ownTransport struct{ c *Client }
 
 func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	cl := &call{c: t.c, req: &Request{}}
+	cl := &call{c: t.c, req: &Request{}, ctx: r.Context()}
 	u := *r.URL
-	if err := cl.checkHop(r.Context(), &u); err != nil {
+	if err := cl.checkHop(&u); err != nil {
 		if r.Body != nil {
 			r.Body.Close()
 		}
@@ -54,7 +54,7 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.URL = &u
 		r.Host = ""
 	}
-	resp, err := answers{t.c.transport}.RoundTrip(r)
+	resp, err := t.c.base.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}

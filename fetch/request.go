@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/redact"
 )
 
@@ -41,6 +42,11 @@ type Request struct {
 	// *TruncatedError. What Stream returns is Do's error; the response's
 	// Body is then nil and Streamed true. Other statuses are read as usual.
 	Stream func(status int, body io.Reader) error
+	// Hold, when set, is the caller's memory-budget hold the body is read
+	// on: the bytes stay drawn after Do returns, for the caller to release
+	// with the hold. Nil means a hold of the client's Budget, given back
+	// when Do returns.
+	Hold *budget.Hold
 }
 
 // Response is a fully read response.

@@ -10,51 +10,76 @@ import (
 	"time"
 )
 
-// retryableStatus: 502, 503 and 504, retried for methods that are safe to
-// repeat (checkRetry retries 429 for every method: it was not processed).
+// retryableStatus: 502, 503 and 504, retried for requests that are safe to
+// repeat (DefaultRetry retries 429 for every method: it was not processed).
 func retryableStatus(status int) bool {
 	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
 }
 
-// repeatable reports whether the request may be sent again after the
-// upstream may have received it: GET, PUT and DELETE are idempotent, and a
-// request with an Idempotency-Key is deduplicated by the upstream.
-func (cl *call) repeatable() bool {
-	switch cl.req.Method {
+// Attempt is what a RetryPolicy and a Backoff see of one finished attempt.
+type Attempt struct {
+	// N counts the attempts of the call, 1 for the first.
+	N       int
+	Request *Request
+	// Response is the attempt's answer (its body unread), nil when Err is
+	// set.
+	Response *http.Response
+	Err      error
+	// Sent says a connection was obtained: the upstream may have received
+	// the request. A request that was never sent (DNS, dial or TLS
+	// handshake failed) can be sent again whatever its method.
+	Sent bool
+	// Deadline is the call's, zero when it has none.
+	Deadline time.Time
+}
+
+// Repeatable says the request may be sent again after the upstream may
+// have received it: GET, HEAD, OPTIONS, PUT and DELETE are idempotent, and
+// a request with an Idempotency-Key is deduplicated by the upstream.
+func (a *Attempt) Repeatable() bool {
+	switch a.Request.Method {
 	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodHead, http.MethodOptions:
 		return true
 	}
-	return cl.hasKey
+	v := a.Request.Header["Idempotency-Key"]
+	return len(v) > 0 && v[0] != ""
 }
 
-// checkRetry is the retry policy (a go-retryablehttp CheckRetry).
-func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	cl := callOf(ctx)
-	if cl == nil {
-		return false, err
-	}
-	if err != nil {
+// RetryPolicy says whether the call tries again after a failed attempt.
+// It is asked only while attempts and the call's deadline remain. It must
+// be safe for concurrent use.
+type RetryPolicy func(a *Attempt) bool
+
+// DefaultRetry is the policy of a Client without one:
+//   - a refusal (guard, allowlist, scheme), an answer a call cannot take
+//     (ProtocolError) and too many redirects are final;
+//   - any other error is retried if the request is repeatable or was never
+//     sent;
+//   - a status in the request's success range is final;
+//   - 429 is retried for every method (the upstream did not process it);
+//     502, 503 and 504 for repeatable requests;
+//   - a Retry-After that would outlive the call's deadline (or, without
+//     one, MaxRetryAfterWithoutDeadline) ends the call now with its status.
+func DefaultRetry(a *Attempt) bool {
+	if err := a.Err; err != nil {
 		var de *DeniedError
 		var pe *ProtocolError
-		if errors.As(err, &de) || errors.As(err, &pe) || errors.Is(err, ErrTooManyRedirects) {
-			return false, err
+		if errors.As(err, &de) || errors.As(err, &pe) || errors.Is(err, ErrTooManyRedirects) ||
+			errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return false
 		}
-		// A write is repeated only if it certainly never left: no
-		// connection was obtained (DNS, dial or TLS handshake failed).
-		return cl.repeatable() || !cl.gotConn, err
+		// A write is repeated only if it certainly never left.
+		return a.Repeatable() || !a.Sent
 	}
-	s := resp.StatusCode
-	if s >= cl.req.SuccessMin && s <= cl.req.SuccessMax {
-		return false, nil
+	s := a.Response.StatusCode
+	if s >= a.Request.SuccessMin && s <= a.Request.SuccessMax {
+		return false
 	}
-	if s != http.StatusTooManyRequests && !(retryableStatus(s) && cl.repeatable()) {
-		return false, nil
+	if s != http.StatusTooManyRequests && !(retryableStatus(s) && a.Repeatable()) {
+		return false
 	}
-	if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-		limit := cl.deadline
+	if wait, ok := retryAfter(a.Response.Header.Get("Retry-After"), time.Now()); ok {
+		limit := a.Deadline
 		if limit.IsZero() {
 			// A call without a deadline waits no longer than this for an
 			// upstream that asks it to: a Retry-After of a year must not
@@ -62,25 +87,30 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 			limit = time.Now().Add(MaxRetryAfterWithoutDeadline)
 		}
 		if time.Now().Add(wait).After(limit) {
-			return false, nil // waiting would outlive the call: fail now with the status
+			return false // waiting would outlive the call: fail now with the status
 		}
 	}
-	return true, nil
+	return true
 }
 
-// backoff honours a Retry-After that fits (checkRetry refused the others),
-// else waits a jittered exponential time, capped.
-func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil {
-		if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+// Backoff says how long to wait after attempt a before the next one,
+// between min and max (Config.RetryWaitMin and RetryWaitMax). It must be
+// safe for concurrent use.
+type Backoff func(min, max time.Duration, a *Attempt) time.Duration
+
+// DefaultBackoff honours a Retry-After the policy accepted, else waits a
+// jittered exponential time: between half of min·2ⁿ⁻¹ and all of it,
+// capped at max.
+func DefaultBackoff(min, max time.Duration, a *Attempt) time.Duration {
+	if a.Response != nil {
+		if wait, ok := retryAfter(a.Response.Header.Get("Retry-After"), time.Now()); ok {
 			return wait
 		}
 	}
-	d := min << attempt
+	d := min << (a.N - 1)
 	if d > max || d <= 0 {
 		d = max
 	}
-	// Jittered: a random wait between half of d and d.
 	return d/2 + rand.N(d/2+1)
 }
 

@@ -215,3 +215,54 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryPolicyAndBackoffAreTheConfigs: a Config's own policy and
+// backoff are what decide, and each sees the attempt as it was: its
+// number, the answer, whether the request left. The attempts stay bounded
+// by MaxAttempts and one connection serves them all.
+func TestRetryPolicyAndBackoffAreTheConfigs(t *testing.T) {
+	srv := newCounter(t, sequence(500, 500, 500, 500))
+	var mu sync.Mutex
+	var seen []string
+	h := newHarness(t, fetch.Config{AllowCIDRs: loopback, MaxAttempts: 3,
+		Retry: func(a *fetch.Attempt) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, fmt.Sprintf("retry n=%d status=%d sent=%v repeatable=%v", a.N, a.Response.StatusCode, a.Sent, a.Repeatable()))
+			return a.Response.StatusCode == 500 // the default would not: a 500 is final
+		},
+		Backoff: func(min, max time.Duration, a *fetch.Attempt) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, fmt.Sprintf("wait n=%d", a.N))
+			return time.Millisecond
+		}})
+	resp, err := do(h, context.Background(), "POST", srv.URL, http.Header{"Idempotency-Key": {"k"}}, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, conns := srv.counts()
+	want := []string{
+		"retry n=1 status=500 sent=true repeatable=true", "wait n=1",
+		"retry n=2 status=500 sent=true repeatable=true", "wait n=2",
+	}
+	if resp.Attempts != 3 || n != 3 || conns != 1 || resp.Status != 500 || fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("attempts %d, upstream saw %d on %d connections, status %d; policy saw %q", resp.Attempts, n, conns, resp.Status, seen)
+	}
+}
+
+// TestBackoffWaitEndsWithTheCall: a wait between attempts ends when the
+// call's context does, with the context's error, and nothing more is sent.
+func TestBackoffWaitEndsWithTheCall(t *testing.T) {
+	srv := newCounter(t, sequence(503))
+	h := newHarness(t, fetch.Config{AllowCIDRs: loopback,
+		Backoff: func(time.Duration, time.Duration, *fetch.Attempt) time.Duration { return time.Hour }})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	resp, err := do(h, ctx, "GET", srv.URL, nil, nil)
+	n, _ := srv.counts()
+	if !errors.Is(err, context.DeadlineExceeded) || n != 1 || resp.Attempts != 1 || time.Since(start) > 5*time.Second {
+		t.Fatalf("err %v, upstream saw %d, attempts %d, after %v", err, n, resp.Attempts, time.Since(start))
+	}
+}

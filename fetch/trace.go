@@ -19,51 +19,49 @@ import (
 // tracerName names the instrumentation scope of the attempt spans.
 const tracerName = "github.com/httptools/httptools/fetch"
 
-// traced starts a client span for every request it sends (each attempt and
-// each redirect hop) and puts the span's context in the request's headers
-// (W3C traceparent by default), so that the upstream's spans join the
-// trace. The span names the method, the host and port, the status and the
-// attempt: never the path or the query, which carry the call's input, nor
-// any header.
-type traced struct {
-	rt         http.RoundTripper
+// tracer makes a client span of every request a call sends (each attempt
+// and each redirect hop) and puts the span's context in the request's
+// headers (W3C traceparent by default), so that the upstream's spans join
+// the trace. The span names the method, the host and port, the status and
+// the attempt: never the path or the query, which carry the call's input,
+// nor any header.
+type tracer struct {
 	tracer     trace.Tracer
 	global     bool // tracer is the global provider's
 	propagator propagation.TextMapPropagator
 }
 
-func newTraced(rt http.RoundTripper, tp trace.TracerProvider, p propagation.TextMapPropagator) *traced {
+func newTracer(tp trace.TracerProvider, p propagation.TextMapPropagator) tracer {
 	global := tp == nil
 	if global {
 		// The global provider's tracer follows the provider a program
 		// sets later: taken once, it need not be looked up per request.
 		tp = otel.GetTracerProvider()
 	}
-	return &traced{rt: rt, propagator: p, global: global, tracer: tp.Tracer(tracerName, trace.WithInstrumentationVersion(Version))}
+	return tracer{propagator: p, global: global, tracer: tp.Tracer(tracerName, trace.WithInstrumentationVersion(Version))}
 }
 
 // clientSpan is the option of every attempt span, made once.
 var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
-func (t *traced) RoundTrip(r *http.Request) (*http.Response, error) {
+// RoundTrip is the top of the call's transport: every attempt and redirect
+// hop passes here, in its span, on the way to the wrapper or the pool.
+func (cl *call) RoundTrip(r *http.Request) (*http.Response, error) {
+	t := &cl.c.tracer
 	tracer, prop := t.tracer, t.propagator
 	if prop == nil {
 		prop = otel.GetTextMapPropagator()
 	}
 	ctx := r.Context()
 	if t.global && tracing.Off(ctx) {
-		return t.rt.RoundTrip(r)
+		return cl.next.RoundTrip(r)
 	}
-	attempt := 0
-	tool := ""
-	if cl := callOf(ctx); cl != nil {
-		attempt, tool = cl.attempts, cl.req.Tool
-	}
+	attempt, tool := cl.attempts, cl.req.Tool
 	ctx, span := tracer.Start(ctx, r.Method, clientSpan...)
 	if !span.SpanContext().IsValid() {
 		// No trace to join and nothing recording: send as it is.
 		span.End()
-		return t.rt.RoundTrip(r)
+		return cl.next.RoundTrip(r)
 	}
 	if span.IsRecording() {
 		attrs := []attribute.KeyValue{
@@ -89,7 +87,7 @@ func (t *traced) RoundTrip(r *http.Request) (*http.Response, error) {
 	r2 := r.WithContext(ctx)
 	r2.Header = r.Header.Clone()
 	prop.Inject(ctx, propagation.HeaderCarrier(r2.Header))
-	resp, err := t.rt.RoundTrip(r2)
+	resp, err := cl.next.RoundTrip(r2)
 	if err != nil {
 		span.SetStatus(codes.Error, errorKind(err))
 		span.End()

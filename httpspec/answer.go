@@ -19,10 +19,10 @@ import (
 // excerpts and URLs errors quote.
 
 // output runs steps 7 and 8: the status range and the parse.
-func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error) {
+func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	rng := h.spec.Success()
 	if resp.Status < rng.Min || resp.Status > rng.Max {
-		start := excerpt(r.redactor.Redact(string(resp.Body)), 512)
+		start := excerpt(r.Secrets.Redact(string(resp.Body)), 512)
 		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
 		if start != "" {
 			msg += ": " + start
@@ -49,7 +49,7 @@ func (h *Handler) output(r *request, resp *fetch.Response) (*synth.Output, error
 	out, err := synth.CheckOutput(raw)
 	if err != nil {
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
-			Body: excerpt(r.redactor.Redact(string(resp.Body)), 512), Message: notJSON(err)}
+			Body: excerpt(r.Secrets.Redact(string(resp.Body)), 512), Message: notJSON(err)}
 	}
 	out.Status, out.Attempts = resp.Status, resp.Attempts
 	return out, nil

@@ -50,12 +50,13 @@ func credentialVar(spec *Authorization) string {
 	return ""
 }
 
-// resolveCredential resolves spec for one call of tool. rejected is the connection
-// token the upstream just refused with 401, "" on a first try: the source is
-// asked for a new one. Errors are *synth.Error with code precondition-failed
+// resolveCredential resolves the authorization of one call of h. rejected
+// is the connection token the upstream just refused with 401, "" on a first
+// try: the source is asked for a new one. Errors are *synth.Error with code precondition-failed
 // and reason secret-unavailable or a connection reason; their messages name
 // the reference, never a value.
-func resolveCredential(ctx context.Context, spec *Authorization, tool *synth.Tool, cc synth.CallContext, rejected string) (credential, error) {
+func (h *Handler) resolveCredential(ctx context.Context, cc synth.CallContext, rejected string) (credential, error) {
+	spec := h.spec.Authorization
 	switch spec.Kind {
 	case AuthBearer, AuthHeader:
 		ref := *spec.SecretRef
@@ -73,10 +74,10 @@ func resolveCredential(ctx context.Context, spec *Authorization, tool *synth.Too
 		}
 		return credential{Header: spec.HeaderName, Value: v, Secret: v}, nil
 	case AuthConnection:
-		need, ok := tool.Connection(spec.Connection)
-		if !ok { // load-time rules make this unreachable
+		if h.conn == nil { // load-time rules make this unreachable
 			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q is not declared in needsSpec.connections", spec.Connection)
 		}
+		need := h.conn.need
 		src := cc.Connections
 		if src == nil {
 			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
@@ -87,7 +88,7 @@ func resolveCredential(ctx context.Context, spec *Authorization, tool *synth.Too
 				"connection %q uses the run's person's %s account, but the run has no person", spec.Connection, need.App)
 		}
 		tok, err := src.AccessToken(ctx, synth.ConnectionRequest{
-			Name: spec.Connection, Need: need, ToolID: tool.ID(),
+			Name: spec.Connection, Need: need, ToolID: h.toolID,
 			Tenant: cc.Tenant, Person: cc.Person, ForceRefresh: rejected != "", Rejected: rejected,
 		})
 		if err != nil {

@@ -13,15 +13,15 @@ import (
 func TestResolveBearerAndHeader(t *testing.T) {
 	ctx := context.Background()
 	tc := synth.CallContext{Secrets: auth.Map{"p/T": "v"}}
-	c, err := resolveCredential(ctx, &Authorization{Kind: AuthBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, "")
+	c, err := (&Handler{spec: &Spec{Authorization: &Authorization{Kind: AuthBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}}}).resolveCredential(ctx, tc, "")
 	if err != nil || c.Header != "Authorization" || c.Value != "Bearer v" || c.Secret != "v" {
 		t.Errorf("bearer: %+v %v", c, err)
 	}
-	c, err = resolveCredential(ctx, &Authorization{Kind: AuthHeader, HeaderName: "X-Api-Key", SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}, nil, tc, "")
+	c, err = (&Handler{spec: &Spec{Authorization: &Authorization{Kind: AuthHeader, HeaderName: "X-Api-Key", SecretRef: &synth.SecretRef{EnvName: "p", Name: "T"}}}}).resolveCredential(ctx, tc, "")
 	if err != nil || c.Header != "X-Api-Key" || c.Value != "v" {
 		t.Errorf("header: %+v %v", c, err)
 	}
-	_, err = resolveCredential(ctx, &Authorization{Kind: AuthBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "MISSING"}}, nil, tc, "")
+	_, err = (&Handler{spec: &Spec{Authorization: &Authorization{Kind: AuthBearer, SecretRef: &synth.SecretRef{EnvName: "p", Name: "MISSING"}}}}).resolveCredential(ctx, tc, "")
 	var e *synth.Error
 	if !errors.As(err, &e) || e.Reason != synth.ReasonSecretUnavailable || !strings.Contains(e.Message, "HTTPTOOLS_SECRET_P_MISSING") {
 		t.Errorf("missing: %v", err)

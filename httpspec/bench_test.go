@@ -111,7 +111,7 @@ func benchTool(b *testing.B, base string, loader *synth.Loader) func() error {
 	tc := synth.CallContext{Tenant: "t", Secrets: auth.Map{"production/TOKEN": "t0ken"}}
 	in := json.RawMessage(`{"owner":"octo","repo":"hello","number":42}`)
 	return func() error {
-		res, err := tool.Invoke(ctx, tc, in)
+		res, err := tool.Invoke(ctx, tc, in, synth.InvokeOptions{})
 		if err == nil && len(res.Output) != len(kib) {
 			err = errors.New("short output")
 		}

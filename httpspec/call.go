@@ -27,27 +27,27 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	cctx, cancel := context.WithTimeoutCause(ctx, own.d, own)
 	defer cancel()
 	dl := deadlines{parent: ctx, call: cctx, own: own, start: start}
-	req, err := h.prepare(cctx, call, "")
+	req, err := h.planCall(cctx, call, "")
 	if err != nil {
 		return nil, dl.timeoutError(err)
 	}
 	var stream func(int, io.Reader) error
 	var small *[]byte // an answer that fit in the first read: not streamed
-	if sink := synth.OutputSinkFrom(ctx); sink != nil && h.spec.Parse() && call.Tool.StreamsOutput() {
+	if sink := call.Options.Sink; sink != nil && h.streams {
 		small = new([]byte)
 		stream = func(status int, body io.Reader) (err error) {
-			*small, err = streamJSON(cctx, sink, status, body)
+			*small, err = streamJSON(cctx, call.Options.Hold, sink, status, body)
 			return err
 		}
 	}
-	resp, err := h.send(cctx, req, call, stream)
+	resp, err := h.send(cctx, req, stream)
 	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == AuthConnection {
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
-		if req, err = h.prepare(cctx, call, req.credential); err != nil {
+		if req, err = h.planCall(cctx, call, req.credential); err != nil {
 			return nil, dl.timeoutError(err)
 		}
-		resp, err = h.send(cctx, req, call, stream)
+		resp, err = h.send(cctx, req, stream)
 		if resp != nil {
 			resp.Attempts += attempts
 		}
@@ -64,22 +64,14 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	return h.output(req, resp)
 }
 
-func (h *Handler) send(ctx context.Context, r *request, call *synth.Call, stream func(int, io.Reader) error) (*fetch.Response, error) {
-	rng := h.spec.Success()
-	r.sent = fetch.Request{
-		Method: r.Method, URL: r.URL, Header: r.Header, Body: r.Body,
-		Allowlist: h.allowlist, Restricted: h.restricted,
-		AuthHeaders: h.authHeaders, Secrets: r.redactor,
-		MaxBody:    h.maxBody,
-		SuccessMin: rng.Min, SuccessMax: rng.Max,
-		Tool: h.toolID, Tenant: call.Context.Tenant,
-		Logger: call.Options.Logger, LogAttrs: call.Options.LogAttrs,
-		Stream: stream,
-	}
-	return h.client.Do(ctx, &r.sent)
+// send hands the plan's request to the client as it is; stream, when set,
+// takes an answer in the success range as it arrives.
+func (h *Handler) send(ctx context.Context, r *plan, stream func(int, io.Reader) error) (*fetch.Response, error) {
+	r.Stream = stream
+	return h.client.Do(ctx, &r.Request)
 }
 
-func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
+func (h *Handler) fetchError(dl deadlines, r *plan, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
@@ -96,16 +88,16 @@ func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
 			hint = "the operator can allow the range (httptools call --allow-cidr)"
 		}
 		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: ReasonEgressDenied, Err: err,
-			Message: r.redactor.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
+			Message: r.Secrets.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonTooManyRedirects, Err: err,
-			Message: r.redactor.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
+			Message: r.Secrets.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.Secrets)))}
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTooLarge, Err: err,
-			Message: r.redactor.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
+			Message: r.Secrets.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
 	case errors.As(err, &truncated) && dl.call.Err() == nil:
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTruncated, Err: err,
-			Message: r.redactor.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
+			Message: r.Secrets.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
 	case dl.call.Err() != nil:
 		return dl.ended(err)
 	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
@@ -114,7 +106,7 @@ func (h *Handler) fetchError(dl deadlines, r *request, err error) error {
 			Message: "the service has no file descriptor left to open a connection upstream; nothing was sent: try again shortly (the operator can raise the process's limit, ulimit -n or LimitNOFILE=)"}
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
-		Message: r.redactor.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.redactor)))}
+		Message: r.Secrets.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.Secrets)))}
 }
 
 // ownTimeout is the cause a call's own deadline ends its context with:

@@ -38,7 +38,7 @@ func TestOutOfDescriptorsIsOverloaded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`))
+		_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
 		var e *synth.Error
 		if !errors.As(err, &e) || e.Reason != synth.ReasonOverloaded {
 			t.Errorf("%v: %v; want handler-error/overloaded", errno, err)

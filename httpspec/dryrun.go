@@ -41,7 +41,7 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 		c.Context.Secrets = standInSecret{c.Context.Secrets}
 		call = &c
 	}
-	r, err := h.prepare(ctx, call, "")
+	r, err := h.planCall(ctx, call, "")
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage
 }
 
 // Describe renders the request as DryRun does, secrets redacted.
-func (r *request) Describe() json.RawMessage {
+func (r *plan) Describe() json.RawMessage {
 	r = r.forPrinting()
 	names := make([]string, 0, len(r.Header))
 	for k := range r.Header {
@@ -62,15 +62,15 @@ func (r *request) Describe() json.RawMessage {
 			if k == r.credentialHeader && r.credential != "" && strings.HasSuffix(v, r.credential) {
 				// The credential by position, whatever its length: a
 				// secret too short to search for is still never shown.
-				hs = append(hs, k+": "+r.redactor.Redact(strings.TrimSuffix(v, r.credential))+redact.Mask)
+				hs = append(hs, k+": "+r.Secrets.Redact(strings.TrimSuffix(v, r.credential))+redact.Mask)
 				continue
 			}
-			hs = append(hs, k+": "+r.redactor.Redact(v))
+			hs = append(hs, k+": "+r.Secrets.Redact(v))
 		}
 	}
 	var bodyVal any
 	if r.Body != nil {
-		text := r.redactor.Redact(string(r.Body))
+		text := r.Secrets.Redact(string(r.Body))
 		if json.Valid([]byte(text)) && (r.Header.Get("Content-Type") == "" || isJSONType(r.Header.Get("Content-Type"))) {
 			bodyVal = json.RawMessage(text)
 		} else {
@@ -87,7 +87,7 @@ func (r *request) Describe() json.RawMessage {
 		Headers []string `json:"headers"`
 		Body    any      `json:"body"`
 		Curl    string   `json:"curl"`
-	}{r.Method, r.redactor.Redact(r.URL), hs, bodyVal, r.Curl()})
+	}{r.Method, r.Secrets.Redact(r.URL), hs, bodyVal, r.Curl()})
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
@@ -121,7 +121,7 @@ func isJSONType(ct string) bool {
 // written as its shell variable, and every other character is quoted, so the
 // line can be pasted as is; any other value of the secret that shows up (in
 // a header filled from input, say) is redacted.
-func (r *request) Curl() string {
+func (r *plan) Curl() string {
 	r = r.forPrinting()
 	var b strings.Builder
 	b.WriteString("curl")
@@ -141,7 +141,7 @@ func (r *request) Curl() string {
 				// itself as its variable, and nowhere else, so that a
 				// short secret never rewrites the host or the body.
 				head := k + ": " + strings.TrimSuffix(v, r.credential)
-				b.WriteString(" \\\n  -H " + singleQuote(r.redactor.Redact(head)) + `"$` + r.credentialVar + `"`)
+				b.WriteString(" \\\n  -H " + singleQuote(r.Secrets.Redact(head)) + `"$` + r.credentialVar + `"`)
 				continue
 			}
 			b.WriteString(" \\\n  -H " + r.shellWord(k+": "+v))
@@ -155,14 +155,14 @@ func (r *request) Curl() string {
 
 // forPrinting is r with a redactor of the secrets long enough to search for
 // (redact.Set.Long): the credential is shown as its variable by position.
-func (r *request) forPrinting() *request {
+func (r *plan) forPrinting() *plan {
 	c := *r
-	c.redactor = r.redactor.Long()
+	c.Secrets = r.Secrets.Long()
 	return &c
 }
 
 // shellWord quotes s for a POSIX shell, any secret in it redacted.
-func (r *request) shellWord(s string) string { return singleQuote(r.redactor.Redact(s)) }
+func (r *plan) shellWord(s string) string { return singleQuote(r.Secrets.Redact(s)) }
 
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -64,7 +64,7 @@ func Example() {
 	}
 
 	tc := synth.CallContext{Tenant: "acme", Secrets: auth.Map{"production/GITHUB_TOKEN": "t0ken"}}
-	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"owner": "octo", "repo": "hello", "title": "It broke"}`))
+	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"owner": "octo", "repo": "hello", "title": "It broke"}`), synth.InvokeOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -72,7 +72,7 @@ func Example() {
 	fmt.Println(res.Status, res.Attempts, string(res.Output))
 
 	// Errors are typed: branch on Code and Reason.
-	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"owner": "octo", "repo": "hello", "title": "x"}`))
+	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"owner": "octo", "repo": "hello", "title": "x"}`), synth.InvokeOptions{})
 	var e *synth.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code, e.Reason)

@@ -66,7 +66,7 @@ func FuzzHeaderFill(f *testing.F) {
 		h := &Handler{spec: &Spec{Method: "GET"}, headers: []header{{name: "X-V", tmpl: body.NewTemplate(value)}}}
 		tp, _ := ParseTemplate("https://x.test/")
 		h.tmpl, h.origin = tp, origin{scheme: "https", host: "x.test", name: "x.test"}
-		r, err := h.prepare(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}}, "")
+		r, err := h.planCall(context.Background(), &synth.Call{Input: []byte(input), Context: synth.CallContext{}}, "")
 		if err != nil {
 			if e, ok := err.(*synth.Error); !ok || e.Reason != ReasonInvalidHeader {
 				t.Fatalf("unexpected error %v", err)
@@ -105,7 +105,7 @@ func FuzzPathStaysInTheTemplate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, x string, reserved bool) {
 		in, _ := json.Marshal(map[string]string{"x": x})
-		out, err := tools[reserved].DryRun(context.Background(), synth.CallContext{}, in)
+		out, err := tools[reserved].DryRun(context.Background(), synth.CallContext{}, in, synth.InvokeOptions{})
 		if err != nil {
 			return
 		}

@@ -77,6 +77,13 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	if a := s.Authorization; a != nil && a.Kind == AuthHeader {
 		h.authHeaders = []string{http.CanonicalHeaderKey(a.HeaderName)}
 	}
+	if a := s.Authorization; a != nil && a.Kind == AuthConnection && m.NeedsSpec != nil {
+		if need, ok := m.NeedsSpec.Connections[a.Connection]; ok { // checkSpec refused an undeclared one
+			need.Permissions = slices.Clone(need.Permissions)
+			h.conn = &connection{name: a.Connection, need: need}
+		}
+	}
+	h.streams = s.Parse() && b.StreamsOutput
 	if h.client == nil {
 		h.client = sharedClient() // the zero Synthesizer, or NewSynthesizer(nil)
 	}
@@ -177,6 +184,19 @@ type Handler struct {
 	credVar        string      // the variable a printed curl writes the credential as
 	timeout        *ownTimeout // the tool's timeoutMs, as a context cause: made once
 	fixed          http.Header // the header of a call without a body, when every call's is the same (fixedHeader)
+	// streams says a JSON answer may go to a call's OutputSink as it
+	// arrives: the spec parses JSON and the output schema accepts any
+	// value.
+	streams bool
+	// conn is the connection the authorization names, as needsSpec
+	// declares it; nil without a connection.
+	conn *connection
+}
+
+// connection is a declared connection a tool's calls take a token of.
+type connection struct {
+	name string
+	need synth.ConnectionNeed
 }
 
 type header struct {

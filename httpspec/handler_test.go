@@ -125,7 +125,7 @@ func (c *countingSecrets) ResolveSecret(ctx context.Context, ref synth.SecretRef
 
 func invoke(t *testing.T, tool *synth.Tool, tc synth.CallContext, input string) (*synth.Result, *synth.Error) {
 	t.Helper()
-	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(input))
+	res, err := tool.Invoke(context.Background(), tc, json.RawMessage(input), synth.InvokeOptions{})
 	if err == nil {
 		return res, nil
 	}
@@ -400,7 +400,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := long.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`))
+		_, err := long.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
 		done <- err
 	}()
 	<-arrived

@@ -220,7 +220,7 @@ func TestHeaderAuthReachesTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc := synth.CallContext{Secrets: mapResolver{"production/KEY": "key-" + name}}
-			if _, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"k":1}`)); err != nil {
+			if _, err := tool.Invoke(context.Background(), tc, json.RawMessage(`{"k":1}`), synth.InvokeOptions{}); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			sent++
@@ -311,7 +311,7 @@ func TestDryRunNeverShowsTheSecret(t *testing.T) {
 				continue
 			}
 			in, _ := json.Marshal(map[string]string{"echo": form})
-			out, err := tool.DryRun(context.Background(), tc, in)
+			out, err := tool.DryRun(context.Background(), tc, in, synth.InvokeOptions{})
 			if err != nil {
 				t.Fatalf("%s: %v", enc, err)
 			}
@@ -329,7 +329,7 @@ func TestDryRunNeverShowsTheSecret(t *testing.T) {
 		t.Errorf("%d leaks", leaks)
 	}
 	tc := synth.CallContext{Secrets: mapResolver{"production/T": "x"}}
-	out, err := tool.DryRun(context.Background(), tc, json.RawMessage(`{"echo":"example"}`))
+	out, err := tool.DryRun(context.Background(), tc, json.RawMessage(`{"echo":"example"}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

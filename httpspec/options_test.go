@@ -33,9 +33,9 @@ func slowUpstream(t *testing.T, d time.Duration) *upstream {
 	})
 }
 
-func invokeErr(t *testing.T, ctx context.Context, tool *synth.Tool, opts ...synth.InvokeOption) *synth.Error {
+func invokeErr(t *testing.T, ctx context.Context, tool *synth.Tool, opts synth.InvokeOptions) *synth.Error {
 	t.Helper()
-	_, err := tool.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`), opts...)
+	_, err := tool.Invoke(ctx, synth.CallContext{}, json.RawMessage(`{}`), opts)
 	var e *synth.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("got %v, want a *synth.Error", err)
@@ -52,7 +52,7 @@ func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	e := invokeErr(t, ctx, tool)
+	e := invokeErr(t, ctx, tool, synth.InvokeOptions{})
 	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "the caller's deadline passed, before the tool's timeoutMs of 30000ms") || !regexp.MustCompile(`timed out after (9\d|1\d\d)ms`).MatchString(e.Message) {
 		t.Errorf("caller's deadline: %s: %q", e.Reason, e.Message)
 	}
@@ -60,13 +60,13 @@ func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
 		t.Errorf("names the manifest's figure for the caller's deadline: %q", e.Message)
 	}
 
-	e = invokeErr(t, context.Background(), tool, synth.WithTimeout(80*time.Millisecond))
+	e = invokeErr(t, context.Background(), tool, synth.InvokeOptions{Timeout: 80 * time.Millisecond})
 	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "timed out after 80ms (the call's timeout option)") {
 		t.Errorf("option: %s: %q", e.Reason, e.Message)
 	}
 
 	short := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":120}`)
-	e = invokeErr(t, context.Background(), short)
+	e = invokeErr(t, context.Background(), short, synth.InvokeOptions{})
 	if e.Reason != synth.ReasonTimeout || !strings.Contains(e.Message, "timed out after 120ms (the tool's timeoutMs)") {
 		t.Errorf("manifest: %s: %q", e.Reason, e.Message)
 	}
@@ -74,7 +74,7 @@ func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
 	// A caller's deadline later than the option: the option fires.
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	e = invokeErr(t, ctx, tool, synth.WithTimeout(60*time.Millisecond))
+	e = invokeErr(t, ctx, tool, synth.InvokeOptions{Timeout: 60 * time.Millisecond})
 	if !strings.Contains(e.Message, "(the call's timeout option)") {
 		t.Errorf("option under a later deadline: %q", e.Message)
 	}
@@ -82,7 +82,7 @@ func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
 	// Cancelled, not timed out.
 	ctx, cancelNow := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancelNow)
-	e = invokeErr(t, ctx, tool)
+	e = invokeErr(t, ctx, tool, synth.InvokeOptions{})
 	if e.Reason != synth.ReasonCanceled || !strings.Contains(e.Message, "canceled by its caller") {
 		t.Errorf("cancel: %s: %q", e.Reason, e.Message)
 	}
@@ -93,10 +93,10 @@ func TestTimeoutNamesTheDeadlineThatFired(t *testing.T) {
 func TestTimeoutOptionReplacesTheManifests(t *testing.T) {
 	up := slowUpstream(t, 300*time.Millisecond)
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/slow","timeoutMs":100}`)
-	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.WithTimeout(5*time.Second)); err != nil {
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{Timeout: 5 * time.Second}); err != nil {
 		t.Fatalf("with a 5 s option: %v", err)
 	}
-	if e := invokeErr(t, context.Background(), tool); e.Reason != synth.ReasonTimeout {
+	if e := invokeErr(t, context.Background(), tool, synth.InvokeOptions{}); e.Reason != synth.ReasonTimeout {
 		t.Fatalf("without: %v", e)
 	}
 }
@@ -124,9 +124,11 @@ func TestPerCallLoggerAndAttrs(t *testing.T) {
 	}
 	cc := synth.CallContext{Tenant: "acme", IdempotencyKey: "from-context", Secrets: auth.Map{"e/T": "s3cret-token-value"}}
 	_, err = tool.Invoke(context.Background(), cc, json.RawMessage(`{}`),
-		synth.WithLogger(slog.New(slog.NewJSONHandler(&callLog, nil))),
-		synth.WithLogAttrs(slog.String("run", "r-17")), synth.WithLogAttrs(slog.Int("step", 3)),
-		synth.WithIdempotencyKey("from-option"))
+		synth.InvokeOptions{
+			Logger:         slog.New(slog.NewJSONHandler(&callLog, nil)),
+			LogAttrs:       []slog.Attr{slog.String("run", "r-17"), slog.Int("step", 3)},
+			IdempotencyKey: "from-option",
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func TestPerCallLoggerAndAttrs(t *testing.T) {
 	}
 
 	// Without the option, the client's logger and the context's key.
-	if _, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{}`)); err != nil {
+	if _, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{}`), synth.InvokeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(clientLog.String(), `"msg":"outbound call"`) {
@@ -177,7 +179,7 @@ func TestLibraryLogsNothingByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil {
+		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +216,7 @@ func TestSenderSeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: "acme"}, json.RawMessage(`{}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: "acme"}, json.RawMessage(`{}`), synth.InvokeOptions{})
 	if err != nil || string(res.Output) != `{"ok":true}` {
 		t.Fatalf("%v %v", err, res)
 	}
@@ -246,7 +248,7 @@ func TestSharedHeaderValuesAreClipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil {
+		if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -295,7 +297,7 @@ func TestHandlerSpecIsACopy(t *testing.T) {
 	s := tool.Handler().(*httpspec.Handler).Spec()
 	s.Method, s.URLTemplate, s.Headers[0].Value = "DELETE", "http://169.254.169.254/", "2"
 	s.Authorization.SecretRef.Name, *s.ParseJSON, s.SuccessStatus.Min = "OTHER", false, 500
-	if _, err := tool.Invoke(context.Background(), synth.CallContext{Secrets: auth.Map{"e/T": "tok-123456789"}}, json.RawMessage(`{}`)); err != nil {
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{Secrets: auth.Map{"e/T": "tok-123456789"}}, json.RawMessage(`{}`), synth.InvokeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := up.last(t)

@@ -22,11 +22,10 @@ import (
 // streamed: it is returned whole, for the usual path (and its usual errors).
 // A bigger one found broken after the sink has begun is an error: the
 // sink's owner cuts its response off.
-func streamJSON(ctx context.Context, sink synth.OutputSink, status int, body io.Reader) ([]byte, error) {
+func streamJSON(ctx context.Context, hold *budget.Hold, sink synth.OutputSink, status int, body io.Reader) ([]byte, error) {
 	// What the check holds (the read buffer; a long string whole) is drawn
-	// on the call's memory budget as it grows, waiting briefly once the
-	// call holds part of its answer (see fetch's readCapped).
-	hold := budget.FromContext(ctx)
+	// on the call's memory budget hold as it grows, waiting briefly once
+	// the call holds part of its answer (see fetch's readCapped).
 	if err := hold.Take(ctx, 2*streamBlock); err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func TestTraceOfAnInvoke(t *testing.T) {
 	}
 	ctx, kernel := tp.Tracer("kernel").Start(context.Background(), "run step")
 	cc := synth.CallContext{Tenant: "acme", Secrets: auth.Map{"e/T": "sekrit-token-42"}}
-	if _, err := tool.Invoke(ctx, cc, json.RawMessage(`{"user":"alice@example.com","q":"private-words"}`)); err != nil {
+	if _, err := tool.Invoke(ctx, cc, json.RawMessage(`{"user":"alice@example.com","q":"private-words"}`), synth.InvokeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	kernel.End()
@@ -147,7 +147,7 @@ func TestTraceOfAnInvoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bad.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "private-words") {
+	if _, err := bad.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); err == nil || !strings.Contains(err.Error(), "private-words") {
 		t.Fatalf("want an upstream-status error quoting the body, got %v", err)
 	}
 	spans = exp.GetSpans().Snapshots()

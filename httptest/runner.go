@@ -150,7 +150,7 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 		Unattended: c.Context.Unattended, Approved: c.Context.Approved,
 		Secrets: auth.Map(c.Context.Secrets), Connections: tokens(c.Context.Connections),
 	}
-	res, err := tool.Invoke(context.Background(), tc, c.Input)
+	res, err := tool.Invoke(context.Background(), tc, c.Input, synth.InvokeOptions{})
 	var fails []string
 	reqs := up.Requests()
 	switch {

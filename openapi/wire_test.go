@@ -47,7 +47,7 @@ func TestImportedToolsOnTheWire(t *testing.T) {
 	up.Script(toolstest.Response{Status: 201, JSON: json.RawMessage(`{"sid":"MGaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`)})
 	tool := importOne(t, "twilio-messaging-v1.json", "CreateService", up)
 	cc := synth.CallContext{Secrets: auth.Map{"production/ACCOUNTSID_AUTHTOKEN": "Basic QUMxOnNlY3JldA=="}}
-	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"FriendlyName":"Alerts & Co = 100%","StickySender":true}`))
+	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"FriendlyName":"Alerts & Co = 100%","StickySender":true}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestEveryImportedToolDryRuns(t *testing.T) {
 			}
 			b, _ := json.Marshal(in)
 			cc := synth.CallContext{Secrets: anySecret{}}
-			out, err := tool.DryRun(context.Background(), cc, b)
+			out, err := tool.DryRun(context.Background(), cc, b, synth.InvokeOptions{})
 			var e *synth.Error
 			if err != nil && !(errors.As(err, &e) && e.Code == synth.CodeInputValidationFailed) {
 				t.Errorf("%s: %v", m.ID, err)
@@ -151,7 +151,7 @@ func TestStripeFormOnTheWire(t *testing.T) {
 	up.Script(toolstest.Response{Status: 200, JSON: json.RawMessage(`{"id":"cus_1","object":"customer"}`)})
 	tool := importOne(t, "stripe-customers.json", "PostCustomers", up)
 	cc := synth.CallContext{Secrets: auth.Map{"production/BEARERAUTH": "sk_test_123"}}
-	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"name":"Ann & Co","address":{"city":"Köln","line1":"Hauptstr. 1"},"metadata":{"order id":"6735"},"expand":["default_source"]}`))
+	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"name":"Ann & Co","address":{"city":"Köln","line1":"Hauptstr. 1"},"metadata":{"order id":"6735"},"expand":["default_source"]}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestStripeDeepObjectQueryOnTheWire(t *testing.T) {
 	up.Script(toolstest.Response{Status: 200, JSON: json.RawMessage(`{"object":"list","data":[]}`)})
 	tool := importOne(t, "stripe-customers.json", "GetCustomers", up)
 	cc := synth.CallContext{Secrets: auth.Map{"production/BEARERAUTH": "sk_test_123"}}
-	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"created[gte]":1700000000,"created[lt]":1710000000,"expand[]":["data.default_source","data.tax"],"limit":3}`))
+	_, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"created[gte]":1700000000,"created[lt]":1710000000,"expand[]":["data.default_source","data.tax"],"limit":3}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/httptools/httptools/httpspec"
 
 	"github.com/httptools/httptools/auth"
-	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -45,16 +44,30 @@ func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
 	return cc
 }
 
-// call invokes a tool with metrics and in-flight tracking.
-func (s *Server) call(ctx context.Context, tool *synth.Tool, tenant string, cc CallContext, input json.RawMessage) (*synth.Result, error) {
-	tc := s.callContext(tenant, cc)
+// toolCall is one call of a tool through the service, whoever asks: REST,
+// MCP (the SDK's handler and the fast path), the console.
+type toolCall struct {
+	tenant  string
+	tool    *synth.Tool
+	context CallContext // who, for which run, approved or not
+	input   json.RawMessage
+	// opts are the call's hold on the memory budget and, where the
+	// answer may stream to the caller, its sink.
+	opts synth.InvokeOptions
+}
+
+// call is the service's one call of a tool, with metrics and in-flight
+// tracking; the caller has admitted it (Server.admit).
+func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
+	tool, tenant := c.tool, c.tenant
+	tc := s.callContext(tenant, c.context)
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	m := s.cfg.Metrics
 	m.inflight.Inc()
 	defer m.inflight.Dec()
 	start := time.Now()
-	res, err := tool.Invoke(ctx, tc, input)
+	res, err := tool.Invoke(ctx, tc, c.input, c.opts)
 	series := m.tool(tool.ID())
 	series.latency.Observe(time.Since(start).Seconds())
 	var e *synth.Error
@@ -105,11 +118,10 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	// The call draws on the hold. An output that needs no whole-value
 	// check streams to the client as it arrives (synth.OutputSink): a big
-	// answer is not held. (Both in the call's context only: a request
-	// copy per call saved.)
+	// answer is not held.
 	sink := &restSink{w: w}
-	ctx := synth.WithOutputSink(budget.NewContext(r.Context(), hold), sink)
-	res, err := s.call(ctx, tool, tenantOf(r.Context()), req.Context, req.Input)
+	res, err := s.call(r.Context(), toolCall{tenant: tenantOf(r.Context()), tool: tool, context: req.Context, input: req.Input,
+		opts: synth.InvokeOptions{Hold: hold, Sink: sink}})
 	if sink.started {
 		if err != nil {
 			// The 200 and part of the output are out: cut the response
@@ -251,7 +263,7 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
 	}
 	cc := synth.CallContext{Tenant: tenantOf(r.Context()), Person: req.Context.Person, Run: req.Context.Run,
 		IdempotencyKey: req.Context.IdempotencyKey, Unattended: req.Context.Unattended, Approved: req.Context.Approved}
-	out, err := tool.DryRun(r.Context(), cc, req.Input)
+	out, err := tool.DryRun(r.Context(), cc, req.Input, synth.InvokeOptions{})
 	if err != nil {
 		writeToolError(w, toolError(err))
 		return

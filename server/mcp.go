@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,7 +63,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 				}
 				callTenant, callPerson = mcpCaller(ctx, h)
 			}
-			res, err := s.mcpCall(ctx, req, tool, mt, callTenant, callPerson, req.Params.Arguments)
+			res, err := s.mcpCall(ctx, req, tool, mt, callTenant, callPerson, req.Params.Arguments, holdOf(ctx))
 			if err != nil {
 				return nil, err
 			}
@@ -130,8 +131,9 @@ func (r mcpResult) appendStructured(dst []byte) []byte {
 // mcpCall runs one MCP tools/call of tool, for the SDK's handler and for the
 // fast path alike. A tool error is a result the model can read; the error
 // returned is a protocol error (URL elicitation). req is nil on the fast
-// path (stateless HTTP has no session).
-func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, mt MCPTool, tenant, person string, args json.RawMessage) (mcpResult, error) {
+// path (stateless HTTP has no session). hold is the request's on the
+// memory budget, nil for none.
+func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, mt MCPTool, tenant, person string, args json.RawMessage, hold *budget.Hold) (mcpResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
@@ -140,7 +142,8 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		return mcpResult{errText: err.Error(), isError: true}, nil // "rate-limited: …", for the model to read
 	}
 	defer adm.release()
-	res, err := s.call(ctx, tool, tenant, CallContext{Person: person}, args)
+	res, err := s.call(ctx, toolCall{tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
+		opts: synth.InvokeOptions{Hold: hold}})
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
 	}

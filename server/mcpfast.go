@@ -34,7 +34,7 @@ var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": t
 
 // serveMCPCall answers a stateless tools/call of a known tool and reports
 // true, or leaves the request alone and reports false.
-func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
+func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte, hold *budget.Hold) bool {
 	if r.Method != http.MethodPost || !fastVersions[r.Header.Get("MCP-Protocol-Version")] ||
 		!isJSONContentType(r.Header.Get("Content-Type")) || !acceptsJSONAndStream(r.Header.Values("Accept")) ||
 		!hostAllowed(r) {
@@ -97,12 +97,12 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		raw = body[args.Index : args.Index+len(args.Raw)]
 	}
 	tenant, person := mcpCaller(r.Context(), r.Header)
-	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw)
+	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw, hold)
 
 	if err == nil && !res.isError {
 		// The response quotes the output once and may repeat it as
 		// structured content: drawn on the memory budget first.
-		if derr := s.draw(r, budget.FromContext(r.Context()), 3*int64(len(res.output)), s.cfg.BudgetWait); derr != nil {
+		if derr := s.draw(r, hold, 3*int64(len(res.output)), s.cfg.BudgetWait); derr != nil {
 			res = mcpResult{errText: derr.Error(), isError: true}
 		}
 	}

@@ -229,7 +229,10 @@ func (s *Server) Handler() http.Handler {
 					return
 				}
 			}
-			r = r.WithContext(budget.NewContext(r.Context(), hold))
+			// The SDK hands a tool's handler nothing of the request but its
+			// context: the hold rides there to the handler (holdOf), which
+			// puts it in the call's options.
+			r = r.WithContext(withHold(r.Context(), hold))
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				// Over the cap: the SDK must still see the error (and answer 413).
@@ -237,7 +240,7 @@ func (s *Server) Handler() http.Handler {
 				mcpHandler.ServeHTTP(w, r)
 				return
 			}
-			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body) {
+			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body, hold) {
 				return // it told the access record what it read and answered
 			}
 			noteRPC(r.Context(), body)
@@ -377,4 +380,18 @@ func statusOf(e *synth.Error) int {
 		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
+}
+
+type holdKey struct{}
+
+// withHold is ctx carrying an MCP request's memory-budget hold through the
+// SDK to the tool handler.
+func withHold(ctx context.Context, h *budget.Hold) context.Context {
+	return context.WithValue(ctx, holdKey{}, h)
+}
+
+// holdOf is the hold withHold put in ctx, or nil.
+func holdOf(ctx context.Context) *budget.Hold {
+	h, _ := ctx.Value(holdKey{}).(*budget.Hold)
+	return h
 }

@@ -13,7 +13,7 @@
 //
 //	tool, err := synth.Load(src)
 //	res, err := tool.Invoke(ctx, synth.CallContext{Tenant: "acme", Secrets: resolver}, input,
-//		synth.WithTimeout(2*time.Second))
+//		synth.InvokeOptions{Timeout: 2 * time.Second})
 //
 // Another kind registers a [Synthesizer] in a registry of its own (see the
 // example); one that is a [SpecSchemer] has its spec checked at load.

@@ -50,10 +50,10 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: "acme"}, json.RawMessage(`{"name":"Ada"}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{Tenant: "acme"}, json.RawMessage(`{"name":"Ada"}`), synth.InvokeOptions{})
 	fmt.Println(string(res.Output), err)
 
-	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"name":7}`))
+	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"name":7}`), synth.InvokeOptions{})
 	var e *synth.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code, e.Violations[0].Pointer, e.Violations[0].Message)

@@ -37,7 +37,7 @@ func TestInvokeInputValidation(t *testing.T) {
 		{`{"n": 9}`, []string{"", "/n"}},
 		{`{"n": "x", "s": 1}`, []string{"/n", "/s"}},
 	} {
-		_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(tc.in))
+		_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(tc.in), synth.InvokeOptions{})
 		var e *synth.Error
 		if !errors.As(err, &e) || e.Code != synth.CodeInputValidationFailed || e.ToolID != "x.echo" {
 			t.Fatalf("%s: got %v", tc.in, err)
@@ -61,7 +61,7 @@ func TestInvokeFillsDefaultsKeepingText(t *testing.T) {
 		"units":{"type":"string","default":"metric"},
 		"opts":{"type":"object","properties":{"page":{"type":"integer","default":1},"size":{"default":20}}},
 		"given":{"type":"boolean","default":true}}},"output":{}`)
-	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"id": 9007199254740993, "given": false, "opts": {"size": 5.0}}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"id": 9007199254740993, "given": false, "opts": {"size": 5.0}}`), synth.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestInvokeFillsDefaultsKeepingText(t *testing.T) {
 	}
 	// Nothing to fill: the caller's bytes are kept as they came.
 	in := `{ "id" : 1, "units":"si", "given": true, "opts": {"page": 2, "size": 1} }`
-	res, _ = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(in))
+	res, _ = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(in), synth.InvokeOptions{})
 	if string(res.Output) != in {
 		t.Errorf("got %s, want the input untouched", res.Output)
 	}
@@ -79,18 +79,18 @@ func TestInvokeFillsDefaultsKeepingText(t *testing.T) {
 
 func TestInvokeOutputValidation(t *testing.T) {
 	tool := echoTool(t, `"input":{"type":"object"},"output":{"type":"object","required":["ok"]}`)
-	_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"nope":1}`))
+	_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"nope":1}`), synth.InvokeOptions{})
 	var e *synth.Error
 	if !errors.As(err, &e) || e.Code != synth.CodeOutputValidationFailed || len(e.Violations) != 1 {
 		t.Fatalf("got %v", err)
 	}
-	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"nope":1}`), synth.SkipOutputValidation())
+	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"nope":1}`), synth.InvokeOptions{SkipOutputValidation: true})
 	if err != nil || string(res.Output) != `{"nope":1}` {
 		t.Fatalf("skip: %s %v", res.Output, err)
 	}
 	// A type-only output schema takes the fast path, and still refuses.
 	arr := echoTool(t, `"input":{"type":"object"},"output":{"type":"array","description":"d"}`)
-	if _, err := arr.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); !errors.As(err, &e) || e.Code != synth.CodeOutputValidationFailed {
+	if _, err := arr.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); !errors.As(err, &e) || e.Code != synth.CodeOutputValidationFailed {
 		t.Errorf("type-only schema: got %v", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestInvokeUnattendedNeedsApproval(t *testing.T) {
 		{"person connection, unattended", person, synth.CallContext{Unattended: true}, true},
 		{"company connection, unattended", company, synth.CallContext{Unattended: true}, false},
 	} {
-		_, err := tc.tool.Invoke(context.Background(), tc.ctx, in)
+		_, err := tc.tool.Invoke(context.Background(), tc.ctx, in, synth.InvokeOptions{})
 		var e *synth.Error
 		refused := errors.As(err, &e) && e.Code == synth.CodePreconditionFailed && e.Reason == synth.ReasonApprovalRequired
 		if refused != tc.refused {
@@ -130,7 +130,7 @@ func TestInvokeWithoutSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`))
+	_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
 	var e *synth.Error
 	if !errors.As(err, &e) || e.Code != synth.CodeHandlerError {
 		t.Fatalf("got %v", err)
@@ -143,7 +143,7 @@ func TestOutsideData(t *testing.T) {
 		`"input":{},"output":{},"resultIsOutsideData":false`: false,
 		`"input":{},"output":{},"resultIsOutsideData":true`:  true,
 	} {
-		res, err := echoTool(t, fields).Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`))
+		res, err := echoTool(t, fields).Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
 		if err != nil || res.OutsideData != want {
 			t.Errorf("%s: OutsideData %v, want %v (%v)", fields, res.OutsideData, want, err)
 		}
@@ -160,7 +160,7 @@ func TestMCPDraft07ItemsIsATuple(t *testing.T) {
 		`{"t":["a",1,{"x":2}]}`: true,
 		`{"t":[1,"a"]}`:         false,
 	} {
-		_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(in))
+		_, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(in), synth.InvokeOptions{})
 		if (err == nil) != ok {
 			t.Errorf("%s: %v, want valid=%v", in, err, ok)
 		}

@@ -183,7 +183,7 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 		ps.Error("spec.kind", fmt.Sprintf("unknown kind %q: registered kinds are %s", m.Spec.Kind, quoteList(kinds)))
 		return m, c, nil
 	}
-	return m, c, s.Synthesize(&Build{Manifest: m, Options: opts, Problems: ps})
+	return m, c, s.Synthesize(&Build{Manifest: m, Options: opts, Problems: ps, StreamsOutput: c.output.streams()})
 }
 
 func defaultOf(raw json.RawMessage) (json.RawMessage, bool) {

@@ -70,8 +70,8 @@ func (o *Output) wellFormed() bool {
 	return len(o.checked) == len(o.JSON) && (len(o.JSON) == 0 || &o.checked[0] == &o.JSON[0])
 }
 
-// OutputSink takes a call's output as it arrives, for a tool whose output
-// needs no whole-value check (Tool.StreamsOutput): a big answer then passes
+// OutputSink takes a call's output as it arrives (InvokeOptions.Sink), for
+// a tool whose output needs no whole-value check (Tool.StreamsOutput): a big answer then passes
 // through instead of being held. Begin is called once, when the upstream
 // has answered with success and the value starts; what the handler writes
 // to the writer is the output's JSON. A handler that finds the value broken
@@ -82,19 +82,6 @@ type OutputSink interface {
 	Begin(status int) io.Writer
 }
 
-type sinkKey struct{}
-
-// WithOutputSink returns ctx with an OutputSink for the call it runs.
-func WithOutputSink(ctx context.Context, s OutputSink) context.Context {
-	return context.WithValue(ctx, sinkKey{}, s)
-}
-
-// OutputSinkFrom returns the OutputSink of ctx, or nil.
-func OutputSinkFrom(ctx context.Context) OutputSink {
-	s, _ := ctx.Value(sinkKey{}).(OutputSink)
-	return s
-}
-
 // Build is what a Synthesizer gets: the manifest, load options and the
 // problems list it adds its findings to (paths from the manifest root, such as
 // "spec.urlTemplate").
@@ -102,6 +89,10 @@ type Build struct {
 	Manifest *Manifest
 	Options  LoadOptions
 	Problems *Problems
+	// StreamsOutput says the output schema accepts any value (or there is
+	// none): the handler may pass the output to a call's OutputSink as it
+	// arrives (Tool.StreamsOutput).
+	StreamsOutput bool
 }
 
 // Synthesizer turns the spec of one kind into a Handler. It reports every

@@ -79,7 +79,7 @@ func TestCustomKind(t *testing.T) {
 	if built.ID != "x.echo" {
 		t.Errorf("synthesizer saw %q", built.ID)
 	}
-	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"a":1}`))
+	res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{"a":1}`), synth.InvokeOptions{})
 	if err != nil || string(res.Output) != `{"a":1}` {
 		t.Fatalf("got %s, %v", res.Output, err)
 	}
@@ -116,7 +116,7 @@ func TestHandlerOutputIsCheckedBeforeTheFastPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`))
+			_, err = tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
 			var e *synth.Error
 			if !errors.As(err, &e) || e.Reason != synth.ReasonResponseNotJSON {
 				t.Errorf("schema %s, output %.40q: got %v, want response-not-json", schema, b, err)
@@ -136,7 +136,7 @@ func TestHandlerOutputIsCheckedBeforeTheFastPaths(t *testing.T) {
 	reg := &synth.Registry{}
 	reg.MustRegister("fixed", synth.SynthesizerFunc(func(*synth.Build) synth.Handler { return fixed{out} }))
 	tool, _ := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"x.fixed","description":"d","version":"1.0.0","input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"fixed"}}`))
-	if res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); err != nil || string(res.Output) != `{"a":1}` {
+	if res, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); err != nil || string(res.Output) != `{"a":1}` {
 		t.Fatalf("%v %v", res, err)
 	}
 	// A handler returning nothing at all is an error, not a crash.
@@ -144,7 +144,7 @@ func TestHandlerOutputIsCheckedBeforeTheFastPaths(t *testing.T) {
 	reg.MustRegister("fixed", synth.SynthesizerFunc(func(*synth.Build) synth.Handler { return fixed{nil} }))
 	tool, _ = (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"x.fixed","description":"d","version":"1.0.0","input":{"type":"object"},"output":{},"spec":{"kind":"fixed"}}`))
 	var e *synth.Error
-	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`)); !errors.As(err, &e) || e.Code != synth.CodeHandlerError {
+	if _, err := tool.Invoke(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{}); !errors.As(err, &e) || e.Code != synth.CodeHandlerError {
 		t.Fatalf("nil output: %v", err)
 	}
 }

@@ -69,12 +69,14 @@ type Result struct {
 // StreamsOutput says the tool's output needs no whole-value check (its
 // output schema accepts any value), so a handler may pass it to the call's
 // OutputSink as it arrives.
-func (t *Tool) StreamsOutput() bool {
-	return t.output == nil || t.output.onlyType == "any"
-}
+func (t *Tool) StreamsOutput() bool { return t.output.streams() }
 
-// InvokeOptions are what a kernel may set for one call. They reach the
-// handler as Call.Options.
+// streams says an output schema accepts any value: nil (none), or one that
+// only says so.
+func (v *valueSchema) streams() bool { return v == nil || v.onlyType == "any" }
+
+// InvokeOptions are what a kernel may set for one call; the zero value
+// means the defaults. They reach the handler as Call.Options.
 type InvokeOptions struct {
 	// Timeout, when positive, replaces the manifest's own timeout (for
 	// http, spec.timeoutMs) for this call. The context's deadline still
@@ -91,44 +93,29 @@ type InvokeOptions struct {
 	// SkipOutputValidation returns the output even when it does not match
 	// the output schema.
 	SkipOutputValidation bool
+	// Hold, when set, is the memory-budget hold the call draws on: the
+	// answer is read on it, and checking an answer that must be decoded
+	// draws on it too. What it draws stays drawn until the caller
+	// releases the hold, after it is done with the result. Nil: the
+	// handler's own (for http, the fetch client's Budget, given back when
+	// the answer has been read).
+	Hold *budget.Hold
+	// Sink, when set, takes the output as it arrives for a tool whose
+	// output needs no whole-value check (Tool.StreamsOutput): a big answer
+	// then passes through instead of being held, and Result.Streamed says
+	// so. Nil: the output is held and returned in Result.Output.
+	Sink OutputSink
 }
 
-// InvokeOption sets one of a call's InvokeOptions.
-type InvokeOption func(*InvokeOptions)
-
-// WithTimeout sets InvokeOptions.Timeout.
-func WithTimeout(d time.Duration) InvokeOption { return func(o *InvokeOptions) { o.Timeout = d } }
-
-// WithLogger sets InvokeOptions.Logger.
-func WithLogger(l *slog.Logger) InvokeOption { return func(o *InvokeOptions) { o.Logger = l } }
-
-// WithLogAttrs adds to InvokeOptions.LogAttrs.
-func WithLogAttrs(attrs ...slog.Attr) InvokeOption {
-	return func(o *InvokeOptions) { o.LogAttrs = append(o.LogAttrs[:len(o.LogAttrs):len(o.LogAttrs)], attrs...) }
-}
-
-// WithIdempotencyKey sets InvokeOptions.IdempotencyKey.
-func WithIdempotencyKey(key string) InvokeOption {
-	return func(o *InvokeOptions) { o.IdempotencyKey = key }
-}
-
-// SkipOutputValidation sets InvokeOptions.SkipOutputValidation.
-func SkipOutputValidation() InvokeOption {
-	return func(o *InvokeOptions) { o.SkipOutputValidation = true }
-}
-
-func newCall(t *Tool, cc CallContext, in json.RawMessage, opts []InvokeOption) *Call {
+func newCall(cc CallContext, in json.RawMessage, opts InvokeOptions) *Call {
 	// The call and its redaction set in one allocation: they live and die
 	// together.
 	both := &struct {
 		c Call
 		s redact.Set
-	}{c: Call{Tool: t, Context: cc, Input: in}}
+	}{c: Call{Context: cc, Input: in, Options: opts}}
 	c := &both.c
 	c.Secrets = &both.s
-	for _, opt := range opts {
-		opt(&c.Options)
-	}
 	if c.Options.IdempotencyKey != "" {
 		c.Context.IdempotencyKey = c.Options.IdempotencyKey
 	}
@@ -186,14 +173,14 @@ func needsApproval(m *Manifest) bool {
 // Invoke runs one call: it validates the input (filling schema defaults),
 // refuses unattended calls that need approval, runs the handler, and validates
 // the output. Every error is a *Error carrying the tool id.
-func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts ...InvokeOption) (*Result, error) {
+func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Result, error) {
 	ctx, span := t.startSpan(ctx, cc)
 	res, err := t.invoke(ctx, cc, input, opts)
 	endSpan(span, res, err)
 	return res, err
 }
 
-func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts []InvokeOption) (*Result, error) {
+func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Result, error) {
 	start := time.Now()
 	in, err := t.validateInput(ctx, input)
 	if err != nil {
@@ -206,7 +193,7 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 	if t.handler == nil {
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	call := newCall(t, cc, in, opts)
+	call := newCall(cc, in, opts)
 	secrets := call.Secrets
 	out, err := t.handler.Handle(ctx, call)
 	if err != nil {
@@ -214,6 +201,9 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 	}
 	if out == nil {
 		return nil, HandlerError("", "the handler returned neither an output nor an error").finish(t.ID())
+	}
+	if out.Streamed && call.Options.Sink == nil {
+		return nil, HandlerError("", "the handler streamed an output the call had no sink for").finish(t.ID())
 	}
 	if out.Streamed {
 		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.manifest.OutsideData()}, nil
@@ -240,7 +230,7 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		// several times the answer's bytes, drawn on the call's memory
 		// budget first.
 		if len(out.JSON) > 64<<10 && t.output.decodes(out.JSON) {
-			if err := budget.FromContext(ctx).Take(ctx, DecodeCost*int64(len(out.JSON))); err != nil {
+			if err := call.Options.Hold.Take(ctx, DecodeCost*int64(len(out.JSON))); err != nil {
 				return nil, t.wrap(HandlerError(ReasonOverloaded, "the service is at its memory budget and could not check this answer in time: try again shortly (%v)", err)).redacted(secrets)
 			}
 		}
@@ -348,7 +338,7 @@ func (t *Tool) wrap(err error) *Error {
 // DryRun validates input and asks the handler to describe the request it
 // would send, sending nothing. Handlers that cannot describe a call give a
 // handler-error.
-func (t *Tool) DryRun(ctx context.Context, cc CallContext, input json.RawMessage, opts ...InvokeOption) (json.RawMessage, error) {
+func (t *Tool) DryRun(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (json.RawMessage, error) {
 	in, err := t.ValidateInput(input)
 	if err != nil {
 		return nil, err
@@ -357,7 +347,7 @@ func (t *Tool) DryRun(ctx context.Context, cc CallContext, input json.RawMessage
 	if !ok {
 		return nil, HandlerError("", "this tool's handler cannot describe a call without making it").finish(t.ID())
 	}
-	call := newCall(t, cc, in, opts)
+	call := newCall(cc, in, opts)
 	secrets := call.Secrets
 	out, err := dr.DryRun(ctx, call)
 	if err != nil {

@@ -89,10 +89,10 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 	defer stop()
 	var out json.RawMessage
 	if *dryRun {
-		out, err = tool.DryRun(ctx, tc, in)
+		out, err = tool.DryRun(ctx, tc, in, synth.InvokeOptions{})
 	} else {
 		var res *synth.Result
-		if res, err = tool.Invoke(ctx, tc, in); err == nil {
+		if res, err = tool.Invoke(ctx, tc, in, synth.InvokeOptions{}); err == nil {
 			out = res.Output
 		}
 	}

@@ -10,30 +10,26 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
-// Building a call's request from the spec and the input: headers,
-// credentials, body.
+// The plan of a call: the spec and the input (and the credential they
+// resolve) make the fetch.Request the send stage hands to the client as it
+// is, and the dry run describes as it is.
 
-// request is a built request before it is sent.
-type request struct {
-	Method string
-	URL    string
-	Header http.Header
-	Body   []byte
-	// redactor knows every secret resolved for this request: the call's.
-	redactor *redact.Set
+// plan is one call's request, complete: the fetch.Request (its Secrets
+// know every secret resolved for it: the call's), and what a 401 retry
+// and a printed curl need besides.
+type plan struct {
+	fetch.Request
 	// credential is the resolved secret or token, for a 401 retry;
 	// credentialVar the variable that stands for it in a printed curl, in
 	// the header credentialHeader.
 	credential, credentialVar, credentialHeader string
-	// sent is the request as handed to the client: made with it, in one
-	// allocation, as are the values of a few headers.
-	sent fetch.Request
+	// vals backs the values of a few headers, in the plan's allocation.
 	vals [4]string
 }
 
-// prepare builds the request; rejected is the connection token a first
-// attempt got a 401 for.
-func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string) (*request, error) {
+// planCall makes the plan of call; rejected is the connection token a
+// first attempt got a 401 for.
+func (h *Handler) planCall(ctx context.Context, call *synth.Call, rejected string) (*plan, error) {
 	in := call.Input
 	u, err := h.expandURL(in)
 	if err != nil {
@@ -43,7 +39,17 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	if secrets == nil {
 		secrets = &redact.Set{}
 	}
-	r := &request{Method: h.spec.Method, URL: u, redactor: secrets}
+	rng := h.spec.Success()
+	r := &plan{Request: fetch.Request{
+		Method: h.spec.Method, URL: u,
+		Allowlist: h.allowlist, Restricted: h.restricted,
+		AuthHeaders: h.authHeaders, Secrets: secrets,
+		MaxBody:    h.maxBody,
+		SuccessMin: rng.Min, SuccessMax: rng.Max,
+		Tool: h.toolID, Tenant: call.Context.Tenant,
+		Logger: call.Options.Logger, LogAttrs: call.Options.LogAttrs,
+		Hold: call.Options.Hold,
+	}}
 	ct := ""
 	switch h.spec.BodyKind() {
 	case body.JSONInput:
@@ -101,11 +107,11 @@ func (h *Handler) prepare(ctx context.Context, call *synth.Call, rejected string
 	// The credential goes last, so that no default (User-Agent,
 	// Content-Type) can replace it: it reaches the wire as declared.
 	if a := h.spec.Authorization; a != nil {
-		cred, err := resolveCredential(ctx, a, call.Tool, call.Context, rejected)
+		cred, err := h.resolveCredential(ctx, call.Context, rejected)
 		if err != nil {
 			return nil, err
 		}
-		r.redactor.Add(cred.Secret)
+		r.Secrets.Add(cred.Secret)
 		r.credential, r.credentialVar, r.credentialHeader = cred.Secret, h.credVar, http.CanonicalHeaderKey(cred.Header)
 		if hasLineBreakOrNUL(cred.Value) {
 			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; the request was not sent", cred.Header)
