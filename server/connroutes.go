@@ -12,11 +12,11 @@ import (
 )
 
 // The connection routes: start a connect flow, the provider's callback,
-// list and revoke.
+// list and revoke (the service's operations are account.go's).
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Manager == nil {
-		writeError(w, http.StatusNotFound, "not-found", "", "no apps are configured: start serve with --apps apps.json")
+		writeFailure(w, notFound("no apps are configured: start serve with --apps apps.json"))
 		return
 	}
 	var req struct {
@@ -26,31 +26,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	k := identity(r.Context())
-	if k.Role == RolePerson && req.As == synth.AsPerson && req.Person == "" {
-		req.Person = k.Person // a person key connects its own account
-	}
-	var owner string
-	switch {
-	case req.As == synth.AsCompany && req.Person == "":
-		owner = connections.OwnerCompany
-	case req.As == synth.AsPerson && req.Person != "":
-		owner = connections.OwnerPerson(req.Person)
-	default:
-		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"as":"person","person":"…"} or {"as":"company"}`)
-		return
-	}
-	if refused := mayManage(k, owner); refused != "" {
-		forbidden(w, refused)
-		return
-	}
-	url, err := s.cfg.Manager.Authorize(r.Context(), tenantOf(r.Context()), r.PathValue("app"), owner)
-	switch {
-	case errors.Is(err, connections.ErrUnavailable):
-		s.storeUnavailable(w, "starting the connect flow", err)
-		return
-	case err != nil:
-		writeError(w, http.StatusNotFound, "not-found", "", err.Error())
+	url, err := s.startConnect(r.Context(), identity(r.Context()), r.PathValue("app"), req.As, req.Person)
+	if err != nil {
+		writeFailure(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"url": url})
@@ -135,51 +113,16 @@ func connectionView(r *connections.Record) ConnectionView {
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
-	recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
+	out, err := s.connectionsOf(r.Context(), identity(r.Context()))
 	if err != nil {
-		s.storeUnavailable(w, "listing connections", err)
+		writeFailure(w, err)
 		return
-	}
-	out := make([]ConnectionView, 0, len(recs))
-	k := identity(r.Context())
-	for _, rec := range recs {
-		if k.Role == RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
-			continue // a person sees its own connections only
-		}
-		out = append(out, connectionView(rec))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"connections": out})
 }
 
 func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
-	k := identity(r.Context())
-	if k.Role != RoleAdmin {
-		recs, err := s.cfg.Store.Connections(r.Context(), tenantOf(r.Context()))
-		if err != nil {
-			s.storeUnavailable(w, "finding the connection", err)
-			return
-		}
-		for _, rec := range recs {
-			if rec.ID != r.PathValue("id") {
-				continue
-			}
-			if refused := mayManage(k, rec.Owner); refused != "" {
-				if k.Role == RolePerson {
-					s.removed(w, connections.ErrNotFound, "connection") // another person's is none of its business
-					return
-				}
-				forbidden(w, refused)
-				return
-			}
-		}
-	}
-	var err error
-	if s.cfg.Manager != nil {
-		err = s.cfg.Manager.Revoke(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
-	} else {
-		err = s.cfg.Store.RevokeConnection(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
-	}
-	s.removed(w, err, "connection")
+	noContent(w, s.revokeConnectionOf(r.Context(), identity(r.Context()), r.PathValue("id")))
 }
 
 // mayManage says why a key may not start or revoke the connection of owner,

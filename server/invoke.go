@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,88 +9,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/httptools/httptools/httpspec"
-
-	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 )
 
-// The call routes: invoke and dry run, their bodies, their answers and
-// errors, and the service's one call (Server.call).
+// The call routes: invoke and dry run over REST, their bodies, their
+// answers and errors. The call itself is the service's (calls.go).
 
-// CallContext is the "context" of an invoke request.
-type CallContext struct {
-	Person         string `json:"person"`
-	Run            string `json:"run"`
-	Unattended     bool   `json:"unattended"`
-	Approved       bool   `json:"approved"`
-	IdempotencyKey string `json:"idempotencyKey"`
-}
-
-// callContext builds the ToolContext of a call by tenant.
-func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
-	var secrets synth.SecretResolver = auth.TenantSecrets{Store: s.cfg.Store, Tenant: tenant}
-	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {
-		secrets = auth.Chain{secrets, auth.Env{}}
-	}
-	cc := synth.CallContext{Tenant: tenant, Person: c.Person, Run: c.Run, IdempotencyKey: c.IdempotencyKey,
-		Unattended: c.Unattended, Approved: c.Approved, Secrets: secrets}
-	if s.cfg.Manager != nil {
-		cc.Connections = s.cfg.Manager
-	}
-	return cc
-}
-
-// toolCall is one call of a tool through the service, whoever asks: REST,
-// MCP (the SDK's handler and the fast path), the console.
-type toolCall struct {
-	tenant  string
-	tool    *synth.Tool
-	context CallContext // who, for which run, approved or not
-	input   json.RawMessage
-	// opts are the call's hold on the memory budget and, where the
-	// answer may stream to the caller, its sink.
-	opts synth.InvokeOptions
-}
-
-// call is the service's one call of a tool, with metrics and in-flight
-// tracking; the caller has admitted it (Server.admit).
-func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
-	tool, tenant := c.tool, c.tenant
-	tc := s.callContext(tenant, c.context)
-	s.inflight.Add(1)
-	defer s.inflight.Done()
-	m := s.cfg.Metrics
-	m.inflight.Inc()
-	defer m.inflight.Dec()
-	start := time.Now()
-	res, err := tool.Invoke(ctx, tc, c.input, c.opts)
-	series := m.tool(tool.ID())
-	series.latency.Observe(time.Since(start).Seconds())
-	var e *synth.Error
-	switch {
-	case err == nil:
-		series.ok.Inc()
-	case errors.As(err, &e):
-		m.calls.WithLabelValues(tool.ID(), string(e.Code)).Inc()
-		switch e.Reason {
-		case httpspec.ReasonEgressDenied:
-			m.denials.WithLabelValues(tool.ID()).Inc()
-		case synth.ReasonOverloaded:
-			s.refused(tenant, ReasonMemoryBudget, e.Message)
-		}
-	default: // Invoke's errors are *synth.Error; counted as one anyway
-		m.calls.WithLabelValues(tool.ID(), string(synth.CodeHandlerError)).Inc()
-	}
-	if res != nil && res.Attempts > 1 {
-		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
-	}
-	return res, err
-}
-
-func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
 	tool, ok := s.Tools().Tool(r.PathValue("id"))
 	if !ok {
 		toolNotFound(w, r.PathValue("id"))
@@ -120,8 +45,8 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// check streams to the client as it arrives (synth.OutputSink): a big
 	// answer is not held.
 	sink := &restSink{w: w}
-	res, err := s.call(r.Context(), toolCall{tenant: tenantOf(r.Context()), tool: tool, context: req.Context, input: req.Input,
-		opts: synth.InvokeOptions{Hold: hold, Sink: sink}})
+	res, err := s.call(r.Context(), toolCall{caller: identity(r.Context()), tool: tool, context: req.Context, input: req.Input,
+		opts: synth.InvokeOptions{Hold: hold, Sink: sink}, admitted: true})
 	if sink.started {
 		if err != nil {
 			// The 200 and part of the output are out: cut the response
@@ -133,15 +58,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		e := toolError(err)
-		switch e.Reason {
-		case synth.ReasonStoreUnavailable:
-			s.storeFailed("a call of "+tool.ID(), e)
-			w.Header().Set("Retry-After", retryAfter)
-		case synth.ReasonOverloaded:
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeToolError(w, e)
+		writeFailure(w, err)
 		return
 	}
 	// Written by hand: the output is already valid JSON, and re-encoding it
@@ -164,8 +81,8 @@ type callRequest struct {
 	Context CallContext     `json:"context"`
 }
 
-// readCall reads a call's body (what names it in the hint) and settles
-// whose call it is; false when it answered the request with an error. An
+// readCall reads a call's body (what names it in the hint); false when it
+// answered the request with an error. An
 // absent input is {}; the tool's input sent bare, not under "input", is
 // refused with the way to wrap it.
 func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (callRequest, bool) {
@@ -186,12 +103,6 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (
 		}
 		req.Input = json.RawMessage(`{}`)
 	}
-	var refused string
-	req.Context.Person, req.Context.Unattended, refused = actAs(identity(r.Context()), req.Context.Person, req.Context.Unattended)
-	if refused != "" {
-		forbidden(w, refused)
-		return req, false
-	}
 	return req, true
 }
 
@@ -207,16 +118,6 @@ func toolError(err error) *synth.Error {
 		e = &synth.Error{Code: synth.CodeHandlerError, Message: err.Error()}
 	}
 	return e
-}
-
-func writeToolError(w http.ResponseWriter, e *synth.Error) {
-	code := string(e.Code)
-	if e.Reason == synth.ReasonStoreUnavailable {
-		// One outage, one code on every route (a key check, a secrets
-		// route, readiness, a call): a client branches on it once.
-		code = synth.ReasonStoreUnavailable
-	}
-	writeJSON(w, statusOf(e), map[string]errorBody{"error": {Code: code, Reason: e.Reason, Message: e.Message, Details: e.Details()}})
 }
 
 // strayMembers lists the members of an invoke body other than input and
@@ -247,11 +148,9 @@ func quoteList(names []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
-// dryRun describes the request an invoke would send, sending nothing:
-// {"request": {"method","url","headers","body","curl"}}. Secrets and
-// connection tokens are stand-ins, never read: the description shows them
-// as [REDACTED] and the curl line as their $HTTPTOOLS_… variables.
-func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
+// dryRunRoute describes the request an invoke would send, sending
+// nothing: {"request": {"method","url","headers","body","curl"}}.
+func (s *Server) dryRunRoute(w http.ResponseWriter, r *http.Request) {
 	tool, ok := s.Tools().Tool(r.PathValue("id"))
 	if !ok {
 		toolNotFound(w, r.PathValue("id"))
@@ -261,11 +160,9 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cc := synth.CallContext{Tenant: tenantOf(r.Context()), Person: req.Context.Person, Run: req.Context.Run,
-		IdempotencyKey: req.Context.IdempotencyKey, Unattended: req.Context.Unattended, Approved: req.Context.Approved}
-	out, err := tool.DryRun(r.Context(), cc, req.Input, synth.InvokeOptions{})
+	out, err := s.dryRun(r.Context(), toolCall{caller: identity(r.Context()), tool: tool, context: req.Context, input: req.Input})
 	if err != nil {
-		writeToolError(w, toolError(err))
+		writeFailure(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -120,7 +120,7 @@ func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.H
 					s.challenge(w, "invalid_token", "unknown or revoked API key")
 					writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
 				} else {
-					s.storeUnavailable(w, "checking the API key", err)
+					writeFailure(w, s.storeRefusal("checking the API key", err))
 				}
 				return
 			}
@@ -157,7 +157,7 @@ func actAs(k *APIKey, person string, unattended bool) (string, bool, string) {
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	keys, err := s.cfg.Keys.APIKeys(r.Context(), tenantOf(r.Context()))
 	if err != nil {
-		s.storeUnavailable(w, "listing API keys", err)
+		writeFailure(w, s.storeRefusal("listing API keys", err))
 		return
 	}
 	if keys == nil {
@@ -180,7 +180,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	}
 	key, k, err := s.cfg.Keys.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
 	if err != nil {
-		s.storeUnavailable(w, "storing the API key", err)
+		writeFailure(w, s.storeRefusal("storing the API key", err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "info": k})
@@ -197,5 +197,5 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 			return true
 		})
 	}
-	s.removed(w, err, "API key")
+	noContent(w, s.removal(err, "API key"))
 }

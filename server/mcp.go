@@ -137,17 +137,15 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	adm, err := s.admit(tenant)
-	if err != nil {
-		return mcpResult{errText: err.Error(), isError: true}, nil // "rate-limited: …", for the model to read
-	}
-	defer adm.release()
+	// The key's person rules were applied where the request came in
+	// (mcpCaller, the X-Person-Id check): person is already the call's.
 	res, err := s.call(ctx, toolCall{tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
 		opts: synth.InvokeOptions{Hold: hold}})
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
 	}
 	if err != nil {
+		// "rate-limited: …", "handler-error: …": for the model to read.
 		var e *synth.Error
 		msg := err.Error()
 		if errors.As(err, &e) {

@@ -1,14 +1,13 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 )
 
-// The secrets routes: set, list (names only), delete.
+// The secrets routes: set, list (names only), delete (the service's
+// operations are account.go's).
 
 func secretRef(r *http.Request) synth.SecretRef {
 	return synth.SecretRef{EnvName: r.PathValue("envName"), Name: r.PathValue("name")}
@@ -21,42 +20,31 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if req.Value == nil || *req.Value == "" {
-		writeError(w, http.StatusBadRequest, "bad-request", "", `the body must be {"value": "…"} with a non-empty value`)
-		return
+	value := ""
+	if req.Value != nil {
+		value = *req.Value
 	}
-	if err := s.cfg.Store.PutSecret(r.Context(), tenantOf(r.Context()), secretRef(r), *req.Value); err != nil {
-		s.storeUnavailable(w, "storing the secret", err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	noContent(w, s.setSecret(r.Context(), identity(r.Context()), secretRef(r), value))
 }
 
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
-	refs, err := s.cfg.Store.SecretRefs(r.Context(), tenantOf(r.Context()))
+	refs, err := s.secretsOf(r.Context(), identity(r.Context()))
 	if err != nil {
-		s.storeUnavailable(w, "listing secrets", err)
+		writeFailure(w, err)
 		return
-	}
-	if refs == nil {
-		refs = []synth.SecretRef{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"secrets": refs})
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
-	s.removed(w, s.cfg.Store.DeleteSecret(r.Context(), tenantOf(r.Context()), secretRef(r)), "secret")
+	noContent(w, s.deleteSecretOf(r.Context(), identity(r.Context()), secretRef(r)))
 }
 
-// removed answers a DELETE: 204, or 404 when the tenant has no such thing,
-// or 503 when the store failed.
-func (s *Server) removed(w http.ResponseWriter, err error, what string) {
-	switch {
-	case errors.Is(err, connections.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not-found", "", "no such "+what)
-	case err != nil:
-		s.storeUnavailable(w, "removing the "+what, err)
-	default:
-		w.WriteHeader(http.StatusNoContent)
+// noContent answers a change: 204, or the service's refusal.
+func noContent(w http.ResponseWriter, err error) {
+	if err != nil {
+		writeFailure(w, err)
+		return
 	}
+	w.WriteHeader(http.StatusNoContent)
 }

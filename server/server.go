@@ -196,8 +196,8 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
-	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invoke))
-	mux.Handle("POST /v1/tools/{id}/dry-run", s.authed(s.dryRun))
+	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invokeRoute))
+	mux.Handle("POST /v1/tools/{id}/dry-run", s.authed(s.dryRunRoute))
 	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
 	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.sensitive(s.putSecret, admin))
 	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.sensitive(s.deleteSecret, admin))
@@ -322,15 +322,6 @@ func storeCause(err error) string {
 		return se.Err.Error()
 	}
 	return ""
-}
-
-// storeUnavailable answers a request the store could not serve: 503 with
-// Retry-After, and no word of the driver's.
-func (s *Server) storeUnavailable(w http.ResponseWriter, what string, err error) {
-	s.storeFailed(what, err)
-	w.Header().Set("Retry-After", retryAfter)
-	writeError(w, http.StatusServiceUnavailable, synth.ReasonStoreUnavailable, synth.ReasonStoreUnavailable,
-		"the store is unavailable for now ("+what+"): try again shortly")
 }
 
 // errorBody is every error response: {"error":{"code","reason","message","details"}}.

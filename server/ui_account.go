@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/httptools/httptools/synth"
 )
 
@@ -31,33 +29,30 @@ func (s *Server) uiConnections(w http.ResponseWriter, r *http.Request) {
 		v.Apps = append(v.Apps, id)
 	}
 	sort.Strings(v.Apps)
-	status, out := s.inner(r, s.listConnections, "GET /v1/connections", nil, nil)
-	if status != http.StatusOK {
-		s.uiRender(w, r, status, "connections", uiPage{Title: "Connections", Nav: "connections", Data: v, Error: gjson.GetBytes(out, "error.message").String()})
+	var err error
+	if v.Connections, err = s.connectionsOf(r.Context(), k); err != nil {
+		f := failureOf(err)
+		s.uiRender(w, r, f.status, "connections", uiPage{Title: "Connections", Nav: "connections", Data: v, Error: f.msg})
 		return
 	}
-	json.Unmarshal([]byte(gjson.GetBytes(out, "connections").Raw), &v.Connections)
 	s.uiRender(w, r, http.StatusOK, "connections", uiPage{Title: "Connections", Nav: "connections", Data: v})
 }
 
 func (s *Server) uiConnect(w http.ResponseWriter, r *http.Request) {
-	app := r.PostFormValue("app")
-	body, _ := json.Marshal(map[string]string{"as": r.PostFormValue("as"), "person": r.PostFormValue("person")})
-	status, out := s.inner(r, s.authorize, "POST /v1/connections/"+app+"/authorize", map[string]string{"app": app}, body)
-	if status != http.StatusOK {
-		s.uiBack(w, r, "/ui/connections", "", gjson.GetBytes(out, "error.message").String())
+	url, err := s.startConnect(r.Context(), identity(r.Context()), r.PostFormValue("app"), r.PostFormValue("as"), r.PostFormValue("person"))
+	if err != nil {
+		s.uiBack(w, r, "/ui/connections", "", failureOf(err).msg)
 		return
 	}
 	// To the provider; its redirect comes back to /v1/oauth/callback,
 	// whose page links back here.
-	http.Redirect(w, r, gjson.GetBytes(out, "url").String(), http.StatusSeeOther)
+	http.Redirect(w, r, url, http.StatusSeeOther)
 }
 
 func (s *Server) uiRevoke(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	status, out := s.inner(r, s.revokeConnection, "DELETE /v1/connections/"+id, map[string]string{"id": id}, nil)
-	if status >= 300 {
-		s.uiBack(w, r, "/ui/connections", "", gjson.GetBytes(out, "error.message").String())
+	if err := s.revokeConnectionOf(r.Context(), identity(r.Context()), id); err != nil {
+		s.uiBack(w, r, "/ui/connections", "", failureOf(err).msg)
 		return
 	}
 	s.uiBack(w, r, "/ui/connections", "Connection "+id+" revoked.", "")
@@ -90,11 +85,10 @@ func (s *Server) uiSecrets(w http.ResponseWriter, r *http.Request) {
 	v := secretsView{Admin: identity(r.Context()).Role == RoleAdmin}
 	p := uiPage{Title: "Secrets", Nav: "secrets", Data: &v}
 	if v.Admin {
-		status, out := s.inner(r, s.listSecrets, "GET /v1/secrets", nil, nil)
-		if status != http.StatusOK {
-			p.Error = gjson.GetBytes(out, "error.message").String()
+		var err error
+		if v.Refs, err = s.secretsOf(r.Context(), identity(r.Context())); err != nil {
+			p.Error = failureOf(err).msg
 		}
-		json.Unmarshal([]byte(gjson.GetBytes(out, "secrets").Raw), &v.Refs)
 	}
 	s.uiRender(w, r, http.StatusOK, "secrets", p)
 }
@@ -109,10 +103,8 @@ func (s *Server) uiSecretSet(w http.ResponseWriter, r *http.Request) {
 		s.uiBack(w, r, "/ui/secrets", "", "Give the secret an environment and a name (no spaces or slashes), as a manifest's secretRef names it.")
 		return
 	}
-	body, _ := json.Marshal(map[string]string{"value": r.PostFormValue("value")})
-	status, out := s.inner(r, s.putSecret, "PUT /v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, body)
-	if status >= 300 {
-		s.uiBack(w, r, "/ui/secrets", "", gjson.GetBytes(out, "error.message").String())
+	if err := s.setSecret(r.Context(), identity(r.Context()), synth.SecretRef{EnvName: env, Name: name}, r.PostFormValue("value")); err != nil {
+		s.uiBack(w, r, "/ui/secrets", "", failureOf(err).msg)
 		return
 	}
 	s.uiBack(w, r, "/ui/secrets", "Secret "+env+"/"+name+" set.", "")
@@ -124,9 +116,8 @@ func (s *Server) uiSecretDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	env, name := r.PathValue("envName"), r.PathValue("name")
-	status, out := s.inner(r, s.deleteSecret, "DELETE /v1/secrets/"+env+"/"+name, map[string]string{"envName": env, "name": name}, nil)
-	if status >= 300 {
-		s.uiBack(w, r, "/ui/secrets", "", gjson.GetBytes(out, "error.message").String())
+	if err := s.deleteSecretOf(r.Context(), identity(r.Context()), synth.SecretRef{EnvName: env, Name: name}); err != nil {
+		s.uiBack(w, r, "/ui/secrets", "", failureOf(err).msg)
 		return
 	}
 	s.uiBack(w, r, "/ui/secrets", "Secret "+env+"/"+name+" deleted.", "")

@@ -218,7 +218,8 @@ func (s *Server) uiTool(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 	v, ok := s.toolView(r, r.PathValue("id"))
-	if !ok {
+	tool, found := s.Tools().Tool(r.PathValue("id"))
+	if !ok || !found {
 		s.uiRender(w, r, http.StatusNotFound, "error", uiPage{Title: "No such tool", Nav: "tools", Error: fmt.Sprintf("There is no tool %q.", r.PathValue("id"))})
 		return
 	}
@@ -235,31 +236,8 @@ func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 		s.uiRender(w, r, http.StatusBadRequest, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v, Error: err.Error()})
 		return
 	}
-	body, _ := json.Marshal(map[string]any{"input": input, "context": CallContext{Person: v.Person}})
 	dry := r.PostForm.Get("action") == "dry-run"
-	handler, path := s.invoke, "/v1/tools/"+v.ID+"/invoke"
-	if dry {
-		handler, path = s.dryRun, "/v1/tools/"+v.ID+"/dry-run"
-	}
-	status, out := s.inner(r, handler, "POST "+path, map[string]string{"id": v.ID}, body)
-	res := &runResult{DryRun: dry, HTTPStatus: status}
-	ans := gjson.ParseBytes(out)
-	if e := ans.Get("error"); e.Exists() {
-		res.Code, res.Reason, res.Message = e.Get("code").String(), e.Get("reason").String(), e.Get("message").String()
-	} else if dry {
-		res.Curl = ans.Get("request.curl").String()
-		var b bytes.Buffer
-		json.Indent(&b, []byte(ans.Get("request").Raw), "", "  ")
-		res.Request = b.String()
-	} else {
-		res.Status, res.Attempts, res.DurationMs = ans.Get("meta.status").Int(), ans.Get("meta.attempts").Int(), ans.Get("meta.durationMs").Int()
-		var b bytes.Buffer
-		if json.Indent(&b, []byte(ans.Get("output").Raw), "", "  ") == nil {
-			res.Output = b.String()
-		} else {
-			res.Output = ans.Get("output").Raw
-		}
-	}
+	res := s.runForConsole(r.Context(), tool, input, v.Person, dry)
 	// An upstream may echo the credential back (in its output or its
 	// error): the console shows it redacted.
 	if red := s.toolSecrets(r.Context(), v.ID); !red.Empty() {
@@ -267,6 +245,44 @@ func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Result = res
 	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
+}
+
+// runForConsole runs (or, dry, describes) a call of tool for the
+// signed-in key through the service's one call, as REST and MCP do, with a
+// hold of its own on the memory budget, and says what happened as the
+// console shows it.
+func (s *Server) runForConsole(ctx context.Context, tool *synth.Tool, input json.RawMessage, person string, dry bool) *runResult {
+	res := &runResult{DryRun: dry, HTTPStatus: http.StatusOK}
+	c := toolCall{caller: identity(ctx), tool: tool, context: CallContext{Person: person}, input: input}
+	var err error
+	if dry {
+		var req json.RawMessage
+		if req, err = s.dryRun(ctx, c); err == nil {
+			res.Curl = gjson.GetBytes(req, "curl").String()
+			var b bytes.Buffer
+			json.Indent(&b, req, "", "  ")
+			res.Request = b.String()
+		}
+	} else {
+		hold := s.cfg.Budget.HoldFor(s.shareOf(identity(ctx).Tenant))
+		defer hold.Release()
+		c.opts.Hold = hold
+		var out *synth.Result
+		if out, err = s.call(ctx, c); err == nil {
+			res.Status, res.Attempts, res.DurationMs = int64(out.Status), int64(out.Attempts), out.Duration.Milliseconds()
+			var b bytes.Buffer
+			if json.Indent(&b, out.Output, "", "  ") == nil {
+				res.Output = b.String()
+			} else {
+				res.Output = string(out.Output)
+			}
+		}
+	}
+	if err != nil {
+		f := failureOf(err)
+		res.HTTPStatus, res.Code, res.Reason, res.Message = f.status, f.code, f.reason, f.msg
+	}
+	return res
 }
 
 // toolSecrets is the set of the secret values a tool's call may use, for

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// The service's one call of a tool. Every front door — REST (invoke.go),
+// MCP through the SDK and its fast path (mcp.go, mcpfast.go), the console
+// (ui_tools.go) — builds a toolCall and hands it to Server.call (or
+// Server.dryRun for a description); each only reads its own wire format
+// and words the result or the error in it.
+
+// CallContext is the "context" of an invoke request.
+type CallContext struct {
+	Person         string `json:"person"`
+	Run            string `json:"run"`
+	Unattended     bool   `json:"unattended"`
+	Approved       bool   `json:"approved"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+// toolCall is one call of a tool through the service, whoever asks.
+type toolCall struct {
+	// caller is the key the call came with: its tenant is the call's, and
+	// a person key acts for its own person only. nil for a caller the
+	// process trusts (MCP over stdio), whose tenant is tenant.
+	caller  *APIKey
+	tenant  string
+	tool    *synth.Tool
+	context CallContext // for whom, for which run, approved or not
+	input   json.RawMessage
+	// opts are the call's hold on the memory budget and, where the
+	// answer may stream to the caller, its sink.
+	opts synth.InvokeOptions
+	// admitted says the front door took the call's place under the
+	// tenant's limit itself (REST does, so that a 429 comes before a
+	// body is read); otherwise call does.
+	admitted bool
+}
+
+// settle fixes whose call it is: the caller's tenant, and the person
+// rules of its key. The error is a *refusal (403).
+func (c *toolCall) settle() error {
+	if c.caller == nil {
+		return nil
+	}
+	c.tenant = c.caller.Tenant
+	person, unattended, refused := actAs(c.caller, c.context.Person, c.context.Unattended)
+	if refused != "" {
+		return &refusal{status: http.StatusForbidden, code: "forbidden", reason: "role", msg: refused}
+	}
+	c.context.Person, c.context.Unattended = person, unattended
+	return nil
+}
+
+// call is the service's one call of a tool: whose call it is, its place
+// under the tenant's limit, the call with its hold and sink, metrics and
+// in-flight tracking. The error is a *refusal (the call did not run: a
+// person rule, the tenant's limit) or the call's *synth.Error.
+func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
+	if err := c.settle(); err != nil {
+		return nil, err
+	}
+	if !c.admitted {
+		adm, err := s.admit(c.tenant)
+		if err != nil {
+			return nil, err
+		}
+		defer adm.release()
+	}
+	tool, tenant := c.tool, c.tenant
+	tc := s.callContext(tenant, c.context)
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	m := s.cfg.Metrics
+	m.inflight.Inc()
+	defer m.inflight.Dec()
+	start := time.Now()
+	res, err := tool.Invoke(ctx, tc, c.input, c.opts)
+	series := m.tool(tool.ID())
+	series.latency.Observe(time.Since(start).Seconds())
+	var e *synth.Error
+	switch {
+	case err == nil:
+		series.ok.Inc()
+	case errors.As(err, &e):
+		m.calls.WithLabelValues(tool.ID(), string(e.Code)).Inc()
+		switch e.Reason {
+		case httpspec.ReasonEgressDenied:
+			m.denials.WithLabelValues(tool.ID()).Inc()
+		case synth.ReasonOverloaded:
+			s.refused(tenant, ReasonMemoryBudget, e.Message)
+		case synth.ReasonStoreUnavailable:
+			s.storeFailed("a call of "+tool.ID(), e)
+		}
+	default: // Invoke's errors are *synth.Error; counted as one anyway
+		m.calls.WithLabelValues(tool.ID(), string(synth.CodeHandlerError)).Inc()
+	}
+	if res != nil && res.Attempts > 1 {
+		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
+	}
+	return res, err
+}
+
+// dryRun describes the request a call would send, sending nothing.
+// Secrets and connection tokens are stand-ins, never read: the description
+// shows them as [REDACTED] and its curl line as their $HTTPTOOLS_…
+// variables. Errors as call's.
+func (s *Server) dryRun(ctx context.Context, c toolCall) (json.RawMessage, error) {
+	if err := c.settle(); err != nil {
+		return nil, err
+	}
+	cc := synth.CallContext{Tenant: c.tenant, Person: c.context.Person, Run: c.context.Run,
+		IdempotencyKey: c.context.IdempotencyKey, Unattended: c.context.Unattended, Approved: c.context.Approved}
+	return c.tool.DryRun(ctx, cc, c.input, c.opts)
+}
+
+// callContext builds the synth.CallContext of a call by tenant.
+func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
+	var secrets synth.SecretResolver = auth.TenantSecrets{Store: s.cfg.Store, Tenant: tenant}
+	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {
+		secrets = auth.Chain{secrets, auth.Env{}}
+	}
+	cc := synth.CallContext{Tenant: tenant, Person: c.Person, Run: c.Run, IdempotencyKey: c.IdempotencyKey,
+		Unattended: c.Unattended, Approved: c.Approved, Secrets: secrets}
+	if s.cfg.Manager != nil {
+		cc.Connections = s.cfg.Manager
+	}
+	return cc
+}
+
+// failure is how every front door words an error of the service: its HTTP
+// status, the API's code and reason, the message, and a Retry-After when
+// trying again later helps.
+type failure struct {
+	status            int
+	code, reason, msg string
+	retryAfter        string
+	details           map[string]any
+}
+
+// failureOf words err, a *refusal or a *synth.Error (anything else is a
+// handler error carrying its text).
+func failureOf(err error) failure {
+	var r *refusal
+	if errors.As(err, &r) {
+		return failure{status: r.status, code: r.code, reason: r.reason, msg: r.msg, retryAfter: r.retryAfter}
+	}
+	e := toolError(err)
+	f := failure{status: statusOf(e), code: string(e.Code), reason: e.Reason, msg: e.Message, details: e.Details()}
+	switch e.Reason {
+	case synth.ReasonStoreUnavailable:
+		// One outage, one code on every route (a key check, a secrets
+		// route, readiness, a call): a client branches on it once.
+		f.code, f.retryAfter = synth.ReasonStoreUnavailable, retryAfter
+	case synth.ReasonOverloaded:
+		f.retryAfter = retryAfter
+	}
+	return f
+}
+
+// writeFailure answers a REST request with err, as failureOf words it.
+func writeFailure(w http.ResponseWriter, err error) {
+	f := failureOf(err)
+	if f.retryAfter != "" {
+		w.Header().Set("Retry-After", f.retryAfter)
+	}
+	writeJSON(w, f.status, map[string]errorBody{"error": {Code: f.code, Reason: f.reason, Message: f.msg, Details: f.details}})
+}
