@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/tidwall/gjson"
 )
 
@@ -29,7 +30,7 @@ func accessOf(ctx context.Context) *access {
 // access is what a request's handlers tell its access record.
 type access struct {
 	// key is who the request turned out to be (see withIdentity).
-	key           *APIKey
+	key           *auth.APIKey
 	tenant, keyID string
 	rpc, rpcTool  string // an MCP request's JSON-RPC method and tool
 	// outcome of an MCP answer, when its handler says (the fast path);
@@ -84,7 +85,7 @@ func rpcOutcome(head []byte) string {
 
 // noteIdentity records who a request turned out to be, for its record
 // only (a sign-in: the key is the next request's identity, not this one's).
-func noteIdentity(ctx context.Context, k *APIKey) {
+func noteIdentity(ctx context.Context, k *auth.APIKey) {
 	if a := accessOf(ctx); a != nil && k != nil {
 		a.tenant, a.keyID = k.Tenant, k.ID
 	}
@@ -94,7 +95,7 @@ func noteIdentity(ctx context.Context, k *APIKey) {
 // access record, which its context already carries (no new context and
 // request per request), or, with the access log off, in a context of its
 // own.
-func withIdentity(r *http.Request, k *APIKey) *http.Request {
+func withIdentity(r *http.Request, k *auth.APIKey) *http.Request {
 	if a := accessOf(r.Context()); a != nil {
 		a.key, a.tenant, a.keyID = k, k.Tenant, k.ID
 		return r

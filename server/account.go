@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 )
@@ -34,14 +35,14 @@ func (s *Server) storeRefusal(what string, err error) *refusal {
 
 // connectionsOf lists the connections k may see: a person key its own,
 // other keys the tenant's.
-func (s *Server) connectionsOf(ctx context.Context, k *APIKey) ([]ConnectionView, error) {
+func (s *Server) connectionsOf(ctx context.Context, k *auth.APIKey) ([]ConnectionView, error) {
 	recs, err := s.cfg.Store.Connections(ctx, k.Tenant)
 	if err != nil {
 		return nil, s.storeRefusal("listing connections", err)
 	}
 	out := make([]ConnectionView, 0, len(recs))
 	for _, rec := range recs {
-		if k.Role == RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
+		if k.Role == auth.RolePerson && rec.Owner != connections.OwnerPerson(k.Person) {
 			continue // a person sees its own connections only
 		}
 		out = append(out, connectionView(rec))
@@ -52,11 +53,11 @@ func (s *Server) connectionsOf(ctx context.Context, k *APIKey) ([]ConnectionView
 // startConnect starts the connect flow of app for a company (as
 // "company", no person) or a person's account, and returns the provider's
 // URL to send the person to. A person key connects its own account.
-func (s *Server) startConnect(ctx context.Context, k *APIKey, app, as, person string) (string, error) {
+func (s *Server) startConnect(ctx context.Context, k *auth.APIKey, app, as, person string) (string, error) {
 	if s.cfg.Manager == nil {
 		return "", notFound("no apps are configured: start serve with --apps apps.json")
 	}
-	if k.Role == RolePerson && as == synth.AsPerson && person == "" {
+	if k.Role == auth.RolePerson && as == synth.AsPerson && person == "" {
 		person = k.Person // a person key connects its own account
 	}
 	var owner string
@@ -84,8 +85,8 @@ func (s *Server) startConnect(ctx context.Context, k *APIKey, app, as, person st
 // revokeConnectionOf revokes connection id for k: an admin key any of
 // the tenant's, a service key a person's, a person key its own (another
 // person's is, to it, no such connection).
-func (s *Server) revokeConnectionOf(ctx context.Context, k *APIKey, id string) error {
-	if k.Role != RoleAdmin {
+func (s *Server) revokeConnectionOf(ctx context.Context, k *auth.APIKey, id string) error {
+	if k.Role != auth.RoleAdmin {
 		recs, err := s.cfg.Store.Connections(ctx, k.Tenant)
 		if err != nil {
 			return s.storeRefusal("finding the connection", err)
@@ -95,7 +96,7 @@ func (s *Server) revokeConnectionOf(ctx context.Context, k *APIKey, id string) e
 				continue
 			}
 			if refused := mayManage(k, rec.Owner); refused != "" {
-				if k.Role == RolePerson {
+				if k.Role == auth.RolePerson {
 					return notFound("no such connection") // another person's is none of its business
 				}
 				return forbiddenErr(refused)
@@ -113,8 +114,8 @@ func (s *Server) revokeConnectionOf(ctx context.Context, k *APIKey, id string) e
 
 // secretsOf lists the names of the tenant's secrets, never a value: an
 // admin key's business only.
-func (s *Server) secretsOf(ctx context.Context, k *APIKey) ([]synth.SecretRef, error) {
-	if k.Role != RoleAdmin {
+func (s *Server) secretsOf(ctx context.Context, k *auth.APIKey) ([]synth.SecretRef, error) {
+	if k.Role != auth.RoleAdmin {
 		return nil, forbiddenErr("secrets are managed with an admin key")
 	}
 	refs, err := s.cfg.Store.SecretRefs(ctx, k.Tenant)
@@ -128,8 +129,8 @@ func (s *Server) secretsOf(ctx context.Context, k *APIKey) ([]synth.SecretRef, e
 }
 
 // setSecret stores a secret's value for the tenant (admin keys only).
-func (s *Server) setSecret(ctx context.Context, k *APIKey, ref synth.SecretRef, value string) error {
-	if k.Role != RoleAdmin {
+func (s *Server) setSecret(ctx context.Context, k *auth.APIKey, ref synth.SecretRef, value string) error {
+	if k.Role != auth.RoleAdmin {
 		return forbiddenErr("secrets are managed with an admin key")
 	}
 	if value == "" {
@@ -142,8 +143,8 @@ func (s *Server) setSecret(ctx context.Context, k *APIKey, ref synth.SecretRef, 
 }
 
 // deleteSecretOf deletes a secret of the tenant (admin keys only).
-func (s *Server) deleteSecretOf(ctx context.Context, k *APIKey, ref synth.SecretRef) error {
-	if k.Role != RoleAdmin {
+func (s *Server) deleteSecretOf(ctx context.Context, k *auth.APIKey, ref synth.SecretRef) error {
+	if k.Role != auth.RoleAdmin {
 		return forbiddenErr("secrets are managed with an admin key")
 	}
 	return s.removal(s.cfg.Store.DeleteSecret(ctx, k.Tenant, ref), "secret")

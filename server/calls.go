@@ -32,7 +32,7 @@ type toolCall struct {
 	// caller is the key the call came with: its tenant is the call's, and
 	// a person key acts for its own person only. nil for a caller the
 	// process trusts (MCP over stdio), whose tenant is tenant.
-	caller  *APIKey
+	caller  *auth.APIKey
 	tenant  string
 	tool    *synth.Tool
 	context CallContext // for whom, for which run, approved or not

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,7 +21,7 @@ import (
 // output, the same code, reason and message for each refusal.
 func TestEveryFrontDoorIsOneCall(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.UI = true })
-	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", RolePerson, "u1")
+	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RolePerson, "u1")
 	sdk := mcpSession(t, r.http.URL, r.keyA)
 	personSDK := mcpSession(t, r.http.URL, person)
 

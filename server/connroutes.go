@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 )
@@ -128,13 +129,13 @@ func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
 // mayManage says why a key may not start or revoke the connection of owner,
 // or "": admin keys manage every connection, service keys people's, person
 // keys their own.
-func mayManage(k *APIKey, owner string) string {
+func mayManage(k *auth.APIKey, owner string) string {
 	switch {
-	case k.Role == RoleAdmin:
+	case k.Role == auth.RoleAdmin:
 		return ""
 	case owner == connections.OwnerCompany:
 		return "company connections are managed with an admin key"
-	case k.Role == RolePerson && owner != connections.OwnerPerson(k.Person):
+	case k.Role == auth.RolePerson && owner != connections.OwnerPerson(k.Person):
 		return "a person key manages its own connections only"
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
@@ -33,7 +34,7 @@ type elicitMemo struct{ m sync.Map } // memoKey → time.Time (until)
 
 const elicitMemoTTL = 24 * time.Hour
 
-func memoKey(k *APIKey, person string) string {
+func memoKey(k *auth.APIKey, person string) string {
 	return k.Tenant + "\x00" + k.ID + "\x00" + person
 }
 
@@ -55,8 +56,8 @@ func (s *Server) noteInitialize(r *http.Request, body []byte) {
 	}
 }
 
-func personOfRequest(k *APIKey, header string) string {
-	if k.Role == RolePerson {
+func personOfRequest(k *auth.APIKey, header string) string {
+	if k.Role == auth.RolePerson {
 		return k.Person
 	}
 	return header

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -39,19 +40,18 @@ func Example() {
 		return
 	}
 	defer store.Close()
-	keys, _ := server.NewSQLKeys(ctx, store.DB(), store.Postgres())
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, // the example's upstream
 	})))
-	srv, err := server.New(server.Config{Store: store, Keys: keys, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}})
+	srv, err := server.New(server.Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	api := httptest.NewServer(srv.Handler())
 	defer api.Close()
-	key, _, _ := keys.CreateAPIKey(ctx, "acme", server.RoleService, "")
+	key, _, _ := store.CreateAPIKey(ctx, "acme", auth.RoleService, "")
 
 	req, _ := http.NewRequest("POST", api.URL+"/v1/tools/demo.get-issue/invoke", strings.NewReader(`{"input":{"n":42}}`))
 	req.Header.Set("Authorization", "Bearer "+key)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 )
 
@@ -17,13 +18,13 @@ import (
 const keyCacheTTL = time.Minute
 
 type keyEntry struct {
-	key     *APIKey
+	key     *auth.APIKey
 	expires time.Time
 }
 
 // keyOf returns what an API key is, from memory when it was checked within
 // keyCacheTTL.
-func (s *Server) keyOf(ctx context.Context, key string) (*APIKey, error) {
+func (s *Server) keyOf(ctx context.Context, key string) (*auth.APIKey, error) {
 	if k, ok := s.cachedKey(key); ok {
 		return k, nil
 	}
@@ -32,7 +33,7 @@ func (s *Server) keyOf(ctx context.Context, key string) (*APIKey, error) {
 
 // cachedKey returns a key this replica checked in the store within
 // keyCacheTTL: one it may trust without asking, and never throttles.
-func (s *Server) cachedKey(key string) (*APIKey, bool) {
+func (s *Server) cachedKey(key string) (*auth.APIKey, bool) {
 	if e, ok := s.keys.Load(key); ok && time.Now().Before(e.(keyEntry).expires) {
 		return e.(keyEntry).key, true
 	}
@@ -41,7 +42,7 @@ func (s *Server) cachedKey(key string) (*APIKey, bool) {
 
 // storedKey asks the store what key is, and caches the answer (a revoked
 // key leaves the cache).
-func (s *Server) storedKey(ctx context.Context, key string) (*APIKey, error) {
+func (s *Server) storedKey(ctx context.Context, key string) (*auth.APIKey, error) {
 	k, err := s.cfg.Keys.KeyOf(ctx, key)
 	if errors.Is(err, connections.ErrNotFound) {
 		s.keys.Delete(key)
@@ -56,13 +57,13 @@ func (s *Server) storedKey(ctx context.Context, key string) (*APIKey, error) {
 type identityKey struct{}
 
 // identity is who a request is: the API key it came with.
-func identity(ctx context.Context) *APIKey {
+func identity(ctx context.Context) *auth.APIKey {
 	if a := accessOf(ctx); a != nil && a.key != nil {
 		return a.key
 	}
-	k, _ := ctx.Value(identityKey{}).(*APIKey)
+	k, _ := ctx.Value(identityKey{}).(*auth.APIKey)
 	if k == nil {
-		return &APIKey{}
+		return &auth.APIKey{}
 	}
 	return k
 }
@@ -98,7 +99,7 @@ func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.H
 			return
 		}
 		var err error
-		if s.cfg.OIDC != nil && !strings.HasPrefix(key, APIKeyPrefix) {
+		if s.cfg.OIDC != nil && !strings.HasPrefix(key, auth.APIKeyPrefix) {
 			k, err = s.verifyToken(r.Context(), key)
 			var bad *errBadToken
 			switch {
@@ -140,8 +141,8 @@ func forbidden(w http.ResponseWriter, msg string) {
 // actAs is the person and unattended flag of a call: a person key's own
 // person (a call naming another, or unattended, is refused); admin and
 // service keys name them.
-func actAs(k *APIKey, person string, unattended bool) (string, bool, string) {
-	if k.Role != RolePerson {
+func actAs(k *auth.APIKey, person string, unattended bool) (string, bool, string) {
+	if k.Role != auth.RolePerson {
 		return person, unattended, ""
 	}
 	switch {
@@ -161,7 +162,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if keys == nil {
-		keys = []*APIKey{}
+		keys = []*auth.APIKey{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 }
@@ -174,7 +175,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if err := CheckRole(req.Role, req.Person); err != nil {
+	if err := auth.CheckRole(req.Role, req.Person); err != nil {
 		writeError(w, http.StatusBadRequest, "bad-request", "", err.Error()+`: the body is {"role":"admin|service|person","person":"…"}`)
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/auth"
 )
 
 // countingKeys counts the look-ups of keys in the store.
@@ -14,7 +16,7 @@ type countingKeys struct {
 	lookups atomic.Int64
 }
 
-func (c *countingKeys) KeyOf(ctx context.Context, key string) (*APIKey, error) {
+func (c *countingKeys) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) {
 	c.lookups.Add(1)
 	return c.KeyStore.KeyOf(ctx, key)
 }
@@ -28,7 +30,7 @@ func (c *countingKeys) KeyOf(ctx context.Context, key string) (*APIKey, error) {
 func TestRevokedKeyMintsNothing(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	victim, info, _ := r.store.CreateAPIKey(ctx, "tenant-a", RoleService, "")
+	victim, info, _ := r.store.CreateAPIKey(ctx, "tenant-a", auth.RoleService, "")
 	if rp := r.do(t, r.keyA, "GET", "/v1/tools", ""); rp.status != 200 {
 		t.Fatal(rp.status)
 	}

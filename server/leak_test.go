@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -19,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections/sqlstore"
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -132,7 +134,7 @@ func TestNoSecretInAnySink(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	key, _, _ := store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
+	key, _, _ := store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleAdmin, "")
 	session := mcpSession(t, hs.URL, key)
 
 	r := rand.New(rand.NewPCG(7, 9))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections/sqlstore"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
@@ -96,8 +98,8 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	fr.url = hs.URL
-	fr.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
-	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", RoleAdmin, "")
+	fr.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleAdmin, "")
+	fr.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", auth.RoleAdmin, "")
 	return fr
 }
 

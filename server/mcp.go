@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
@@ -82,7 +83,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 func mcpCaller(ctx context.Context, h http.Header) (tenant, person string) {
 	k := identity(ctx)
 	tenant, person = k.Tenant, k.Person
-	if k.Role != RolePerson && h != nil {
+	if k.Role != auth.RolePerson && h != nil {
 		person = h.Get("X-Person-Id")
 	}
 	return tenant, person

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections/sqlstore"
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -44,7 +46,7 @@ func benchServer(b *testing.B, n int) (base, key string) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
-	key, _, _ = store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
+	key, _, _ = store.CreateAPIKey(context.Background(), "t", auth.RoleAdmin, "")
 	return hs.URL, key
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -172,7 +173,7 @@ func (s *Server) verifier(ctx context.Context, issuer string) (*oidc.IDTokenVeri
 // verifyToken checks an access token from a configured issuer: signature
 // (the issuer's JWKS), audience (the MCP resource), expiry and scopes; sub
 // is the person, the issuer (or a claim) the tenant.
-func (s *Server) verifyToken(ctx context.Context, raw string) (*APIKey, error) {
+func (s *Server) verifyToken(ctx context.Context, raw string) (*auth.APIKey, error) {
 	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.PS256, jose.EdDSA})
 	if err != nil {
 		return nil, &errBadToken{"not an API key, and not a signed access token"}
@@ -217,7 +218,7 @@ func (s *Server) verifyToken(ctx context.Context, raw string) (*APIKey, error) {
 	if tenant == "" || idt.Subject == "" {
 		return nil, &errBadToken{"the token names no tenant or no subject"}
 	}
-	return &APIKey{ID: "oidc:" + is.URL, Tenant: tenant, Role: RolePerson, Person: idt.Subject}, nil
+	return &auth.APIKey{ID: "oidc:" + is.URL, Tenant: tenant, Role: auth.RolePerson, Person: idt.Subject}, nil
 }
 
 func oidcReason(err error) string {

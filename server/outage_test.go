@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/synth"
 )
@@ -30,7 +31,7 @@ func (d *downStore) fail(ctx context.Context, op string) error {
 	return &connections.StoreError{Op: op, Err: errDriverWords}
 }
 
-func (d *downStore) KeyOf(ctx context.Context, key string) (*APIKey, error) {
+func (d *downStore) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) {
 	if d.down.Load() {
 		return nil, d.fail(ctx, "check API key")
 	}
@@ -89,7 +90,7 @@ func TestStoreOutage(t *testing.T) {
 	r.srv.cfg.Store, r.srv.cfg.Keys = ds, ds
 	r.srv.cfg.Manager.Connections, r.srv.cfg.Manager.States = ds, ds
 	// A key not yet checked, so that its check reaches the store.
-	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", RoleAdmin, "")
+	fresh, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-c", auth.RoleAdmin, "")
 	r.do(t, r.keyA, "GET", "/v1/tools", "") // keyA is now cached
 	ds.down.Store(true)
 	for _, tc := range []struct{ name, key, method, path, body string }{

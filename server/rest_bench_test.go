@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
@@ -74,7 +75,7 @@ func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, strin
 	if err != nil {
 		tb.Fatal(err)
 	}
-	key, _, _ := store.CreateAPIKey(context.Background(), "t", RoleAdmin, "")
+	key, _, _ := store.CreateAPIKey(context.Background(), "t", auth.RoleAdmin, "")
 	return srv, srv.Handler(), key
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 )
 
@@ -25,9 +26,9 @@ func TestRolesOnEveryRoute(t *testing.T) {
 		return k
 	}
 	keys := map[string]string{
-		"admin":   mk(RoleAdmin, ""),
-		"service": mk(RoleService, ""),
-		"person":  mk(RolePerson, "u1"),
+		"admin":   mk(auth.RoleAdmin, ""),
+		"service": mk(auth.RoleService, ""),
+		"person":  mk(auth.RolePerson, "u1"),
 	}
 	u1, _ := r.store.SaveConnection(ctx, &connections.Record{Tenant: "tenant-a", App: "google", Owner: connections.OwnerPerson("u1"), AccessToken: "a1", Permissions: []string{"gmail.send"}})
 	u2, _ := r.store.SaveConnection(ctx, &connections.Record{Tenant: "tenant-a", App: "google", Owner: connections.OwnerPerson("u2"), AccessToken: "a2", Permissions: []string{"gmail.send"}})

@@ -10,15 +10,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/httptools/httptools/httpspec"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	"io"
 	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/httpspec"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections"
@@ -187,8 +189,8 @@ func (s *Server) Handler() http.Handler {
 	// admin key; MetricsHandler serves them keyless on an address of their
 	// own (serve --metrics-addr).
 	metrics := s.MetricsHandler()
-	mux.Handle("GET /metrics", s.authed(metrics.ServeHTTP, RoleAdmin))
-	const admin = RoleAdmin
+	mux.Handle("GET /metrics", s.authed(metrics.ServeHTTP, auth.RoleAdmin))
+	const admin = auth.RoleAdmin
 	if s.cfg.OIDC != nil {
 		md := s.resourceMetadata()
 		mux.Handle(metadataPath, md)
@@ -210,7 +212,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
 	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
-		if k := identity(r.Context()); k.Role == RolePerson {
+		if k := identity(r.Context()); k.Role == auth.RolePerson {
 			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
 				forbidden(w, "a person key acts for its own person only, not "+p)
 				return

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections/sqlstore"
 
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
@@ -93,8 +95,8 @@ func newRig(t testing.TB, opts ...func(*Config)) *rig {
 	r.http = httptest.NewServer(srv.Handler())
 	t.Cleanup(r.http.Close)
 	mgr.RedirectURL = r.http.URL + "/v1/oauth/callback"
-	r.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
-	r.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", RoleAdmin, "")
+	r.keyA, _, _ = store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleAdmin, "")
+	r.keyB, _, _ = store.CreateAPIKey(context.Background(), "tenant-b", auth.RoleAdmin, "")
 	return r
 }
 

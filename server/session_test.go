@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/httptools/httptools/auth"
 )
 
 // TestConsoleCookieIsASession: signing in to the console sets a cookie that
@@ -15,7 +17,7 @@ import (
 func TestConsoleCookieIsASession(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.UI = true })
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	key, info, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", RoleAdmin, "")
+	key, info, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleAdmin, "")
 	signIn := func() *http.Cookie {
 		req, _ := http.NewRequest("POST", r.http.URL+"/ui/login", strings.NewReader(url.Values{"key": {key}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -43,7 +45,7 @@ func TestConsoleCookieIsASession(t *testing.T) {
 		return resp.StatusCode
 	}
 	c := signIn()
-	if strings.Contains(c.Value, key) || strings.Contains(c.Value, strings.TrimPrefix(key, APIKeyPrefix)) || !strings.HasPrefix(c.Value, SessionPrefix) {
+	if strings.Contains(c.Value, key) || strings.Contains(c.Value, strings.TrimPrefix(key, auth.APIKeyPrefix)) || !strings.HasPrefix(c.Value, auth.SessionPrefix) {
 		t.Fatalf("the cookie %q holds the key or is no session", c.Value)
 	}
 	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {

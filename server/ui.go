@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 )
 
@@ -114,7 +115,7 @@ func clearCookie(w http.ResponseWriter, r *http.Request) {
 type uiPage struct {
 	Title  string
 	Nav    string // the section: tools, connections, secrets
-	Who    *APIKey
+	Who    *auth.APIKey
 	Notice string
 	Error  string
 	Data   any

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -24,7 +25,7 @@ type connectionsView struct {
 
 func (s *Server) uiConnections(w http.ResponseWriter, r *http.Request) {
 	k := identity(r.Context())
-	v := connectionsView{Configured: s.cfg.Manager != nil, IsPerson: k.Role == RolePerson, Person: k.Person}
+	v := connectionsView{Configured: s.cfg.Manager != nil, IsPerson: k.Role == auth.RolePerson, Person: k.Person}
 	for id := range s.cfg.Apps {
 		v.Apps = append(v.Apps, id)
 	}
@@ -82,7 +83,7 @@ type secretsView struct {
 }
 
 func (s *Server) uiSecrets(w http.ResponseWriter, r *http.Request) {
-	v := secretsView{Admin: identity(r.Context()).Role == RoleAdmin}
+	v := secretsView{Admin: identity(r.Context()).Role == auth.RoleAdmin}
 	p := uiPage{Title: "Secrets", Nav: "secrets", Data: &v}
 	if v.Admin {
 		var err error
@@ -94,7 +95,7 @@ func (s *Server) uiSecrets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) uiSecretSet(w http.ResponseWriter, r *http.Request) {
-	if identity(r.Context()).Role != RoleAdmin {
+	if identity(r.Context()).Role != auth.RoleAdmin {
 		s.uiBack(w, r, "/ui/secrets", "", "Secrets are managed with an admin key.")
 		return
 	}
@@ -111,7 +112,7 @@ func (s *Server) uiSecretSet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) uiSecretDelete(w http.ResponseWriter, r *http.Request) {
-	if identity(r.Context()).Role != RoleAdmin {
+	if identity(r.Context()).Role != auth.RoleAdmin {
 		s.uiBack(w, r, "/ui/secrets", "", "Secrets are managed with an admin key.")
 		return
 	}

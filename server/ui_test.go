@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/tidwall/gjson"
 )
 
@@ -61,7 +62,7 @@ func TestConsoleRefuses(t *testing.T) {
 	}
 
 	// A person key: no secrets.
-	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", RolePerson, "u1")
+	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RolePerson, "u1")
 	send("POST", "/ui/secrets", person, set, nil)
 	if _, page := send("GET", "/ui/secrets", person, nil, nil); !strings.Contains(page, "Secrets are managed with an admin key") || secrets() != 0 {
 		t.Errorf("a person key: %d secrets stored", secrets())
@@ -154,7 +155,7 @@ func sessionOf(t *testing.T, r *rig, key string) string {
 	t.Helper()
 	tok, err := r.store.CreateSession(context.Background(), key, time.Hour)
 	if err != nil {
-		return SessionPrefix + "none"
+		return auth.SessionPrefix + "none"
 	}
 	return tok
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/redact"
 	"github.com/httptools/httptools/synth"
 )
@@ -203,7 +204,7 @@ func (s *Server) toolView(r *http.Request, id string) (*toolView, bool) {
 	if json.Indent(&pretty, []byte(m.Get("input").Raw), "", "  ") == nil {
 		v.InputSchema = pretty.String()
 	}
-	v.AsPerson = identity(r.Context()).Role != RolePerson
+	v.AsPerson = identity(r.Context()).Role != auth.RolePerson
 	return v, true
 }
 

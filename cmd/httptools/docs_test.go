@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/httptools/httptools/httpspec"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/httptools/httptools/httpspec"
 
 	toolstest "github.com/httptools/httptools/httptest"
 	"github.com/httptools/httptools/synth"

@@ -8,8 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/httptools/httptools/internal/pgtest"
-	"github.com/httptools/httptools/internal/testkit"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/internal/pgtest"
+	"github.com/httptools/httptools/internal/testkit"
 
 	toolstest "github.com/httptools/httptools/httptest"
 	_ "github.com/jackc/pgx/v5/stdlib"

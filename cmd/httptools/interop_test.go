@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 
-	toolstest "github.com/httptools/httptools/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	toolstest "github.com/httptools/httptools/httptest"
 )
 
 var (

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/connections/sqlstore"
-	"github.com/httptools/httptools/server"
 )
 
 func keys(args []string, stdout, stderr io.Writer) int {
@@ -41,9 +41,9 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	tenantHelp := map[string]string{"create": "the tenant of the new key", "list": "list only this tenant's keys", "revoke": "the key's tenant (optional)"}[verb]
 	tenant := fs.String("tenant", "", tenantHelp)
 	role, person := new(string), new(string)
-	*role = server.RoleAdmin
+	*role = auth.RoleAdmin
 	if verb == "create" {
-		fs.StringVar(role, "role", server.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
+		fs.StringVar(role, "role", auth.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 		fs.StringVar(person, "person", "", "the person of a person key")
 	}
 	db := fs.String("db", "sqlite:./httptools.db", "the store")
@@ -64,7 +64,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
 		return 2
 	case verb == "create":
-		if err := server.CheckRole(*role, *person); err != nil {
+		if err := auth.CheckRole(*role, *person); err != nil {
 			fmt.Fprintln(stderr, "httptools keys create:", err)
 			return 2
 		}
@@ -82,11 +82,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer sq.Close()
-	store, err := server.NewSQLKeys(ctx, sq.DB(), sq.Postgres())
-	if err != nil {
-		fmt.Fprintln(stderr, "httptools keys:", err)
-		return 1
-	}
+	store := sq // the keys are the store's, beside connections and secrets
 	switch verb {
 	case "create":
 		key, k, err := store.CreateAPIKey(ctx, *tenant, *role, *person)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/internal/hangup"
@@ -194,7 +195,7 @@ func localKey(ctx context.Context, store server.KeyStore, file string) (string, 
 			return key, nil
 		}
 	}
-	key, _, err := store.CreateAPIKey(ctx, "local", server.RoleAdmin, "")
+	key, _, err := store.CreateAPIKey(ctx, "local", auth.RoleAdmin, "")
 	if err != nil {
 		return "", err
 	}

@@ -233,10 +233,6 @@ func openStoreWaiting(ctx context.Context, dsn string, opts sqlstore.Options, wa
 // build assembles the service from a checked plan and an open store (the
 // caller's to close).
 func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLStore, addr string, log *slog.Logger) (*server.Server, error) {
-	keys, err := server.NewSQLKeys(ctx, store.DB(), store.Postgres())
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", f.db, err)
-	}
 	var mgr *connections.Manager
 	public := strings.TrimRight(f.publicURL, "/")
 	if public == "" {
@@ -250,6 +246,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	}
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
+		var err error
 		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
 			return nil, fmt.Errorf("--oidc %w", err)
 		}
@@ -270,7 +267,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
 	}
 	srv, err := server.New(server.Config{
-		Store: store, Keys: keys, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,

@@ -178,9 +178,9 @@ func words(err error) string {
 	return err.Error()
 }
 
-// migrations run in order, once each; never edit one that has shipped.
-// The api_keys table they make is the service's (server.SQLKeys reads and
-// writes it, and creates it in a database that has none).
+// migrations are the one list of every table on the store's database
+// (connections, connect flows, secrets, API keys, console sessions): they
+// run in order, once each; never edit one that has shipped.
 var migrations = []string{
 	`CREATE TABLE connections (
 		id TEXT PRIMARY KEY,
@@ -236,6 +236,14 @@ var migrations = []string{
 	ALTER TABLE api_keys ADD COLUMN person TEXT NOT NULL DEFAULT '';
 	ALTER TABLE api_keys ADD COLUMN revoked BIGINT NOT NULL DEFAULT 0;
 	UPDATE api_keys SET id = 'key_' || substr(hash, 1, 16) WHERE id = ''`,
+	// The console's sessions: a token's hash → its key's. (IF NOT EXISTS:
+	// the service made this table itself before it was the store's.)
+	`CREATE TABLE IF NOT EXISTS console_sessions (
+		hash TEXT PRIMARY KEY,
+		key_hash TEXT NOT NULL,
+		created BIGINT NOT NULL,
+		expires BIGINT NOT NULL
+	)`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
@@ -322,8 +330,7 @@ func (s *SQLStore) StoreNow(ctx context.Context) (time.Time, error) {
 // Close implements Store.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-// DB returns the store's database: the service keeps its API keys in it
-// (server.SQLKeys), and tests read raw rows.
+// DB returns the store's database, for tests that read raw rows.
 func (s *SQLStore) DB() *sql.DB { return s.db }
 
 // Postgres reports whether the store is on PostgreSQL (else SQLite).

@@ -1,0 +1,53 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The service's callers: what an API key is and may do. The keys
+// themselves are kept hashed by the store (sqlstore), and checked by the
+// service (server).
+
+// APIKeyPrefix starts every API key.
+const APIKeyPrefix = "htk_"
+
+// SessionPrefix starts every console session token.
+const SessionPrefix = "hts_"
+
+// Key roles.
+const (
+	// RoleAdmin manages secrets, keys and company connections, and calls
+	// tools as a service key does.
+	RoleAdmin = "admin"
+	// RoleService is a kernel's key: it calls tools and names the person
+	// and unattended of each call.
+	RoleService = "service"
+	// RolePerson is one person's key: calls act for that person only, and
+	// it sees and revokes its own connections only.
+	RolePerson = "person"
+)
+
+// APIKey is what a key is: never the key itself, which is shown once.
+type APIKey struct {
+	ID      string    `json:"id"`
+	Tenant  string    `json:"tenant"`
+	Role    string    `json:"role"`
+	Person  string    `json:"person,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// CheckRole reports whether role and person make a key: person keys name
+// their person, others none.
+func CheckRole(role, person string) error {
+	switch {
+	case role != RoleAdmin && role != RoleService && role != RolePerson:
+		return fmt.Errorf("role %q: want admin, service or person", role)
+	case role == RolePerson && person == "":
+		return errors.New("a person key names its person: add --person ID")
+	case role != RolePerson && person != "":
+		return fmt.Errorf("only a person key names a person (this one is %s)", role)
+	}
+	return nil
+}

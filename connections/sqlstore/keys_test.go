@@ -1,0 +1,119 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections"
+)
+
+// TestAPIKeysAndSessions: keys are stored hashed, one tenant each,
+// revocable; a session is its key's until it expires, the key is revoked
+// or it ends; on SQLite and PostgreSQL.
+func TestAPIKeysAndSessions(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range map[string]func(t *testing.T) *SQLStore{
+		"sqlite":   func(t *testing.T) *SQLStore { return openSQLite(t, "") },
+		"postgres": func(t *testing.T) *SQLStore { return openPostgres(t, postgresDSN(t)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			key, _, err := s.CreateAPIKey(ctx, "t1", auth.RoleService, "")
+			if err != nil || !strings.HasPrefix(key, auth.APIKeyPrefix) || len(key) < 40 {
+				t.Fatalf("key %q %v", key, err)
+			}
+			k, err := s.KeyOf(ctx, key)
+			if err != nil || k.Tenant != "t1" || k.Role != auth.RoleService {
+				t.Errorf("key %+v %v", k, err)
+			}
+			if _, err := s.KeyOf(ctx, key+"x"); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("a wrong key: %v", err)
+			}
+			pkey, pk, err := s.CreateAPIKey(ctx, "t1", auth.RolePerson, "u1")
+			if err != nil || pk.Person != "u1" {
+				t.Fatalf("person key %+v %v", pk, err)
+			}
+			if _, _, err := s.CreateAPIKey(ctx, "t1", auth.RolePerson, ""); err == nil {
+				t.Error("a person key without a person")
+			}
+			if keys, err := s.APIKeys(ctx, "t1"); err != nil || len(keys) != 2 {
+				t.Errorf("APIKeys: %v %v", keys, err)
+			}
+			if all, _ := s.APIKeys(ctx, ""); len(all) != 2 {
+				t.Errorf("every tenant's keys: %d", len(all))
+			}
+
+			tok, err := s.CreateSession(ctx, pkey, time.Hour)
+			if err != nil || !strings.HasPrefix(tok, auth.SessionPrefix) {
+				t.Fatalf("session %q %v", tok, err)
+			}
+			if sk, err := s.SessionKey(ctx, tok); err != nil || sk.ID != pk.ID {
+				t.Errorf("the session's key: %+v %v", sk, err)
+			}
+			if _, err := s.CreateSession(ctx, "htk_unknown", time.Hour); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("a session of an unknown key: %v", err)
+			}
+			short, _ := s.CreateSession(ctx, key, -time.Second)
+			if _, err := s.SessionKey(ctx, short); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("an expired session: %v", err)
+			}
+
+			if err := s.RevokeAPIKey(ctx, "t2", pk.ID); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("another tenant revoked a key: %v", err)
+			}
+			if err := s.RevokeAPIKey(ctx, "t1", pk.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.KeyOf(ctx, pkey); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("a revoked key still works: %v", err)
+			}
+			if _, err := s.SessionKey(ctx, tok); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("a revoked key's session still works: %v", err)
+			}
+			keep, _ := s.CreateSession(ctx, key, time.Hour)
+			if err := s.EndSession(ctx, keep); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SessionKey(ctx, keep); !errors.Is(err, connections.ErrNotFound) {
+				t.Errorf("an ended session still works: %v", err)
+			}
+			var n int
+			s.DB().QueryRow(s.q(`SELECT COUNT(*) FROM api_keys WHERE hash = ? OR id = ?`), key, key).Scan(&n)
+			var m int
+			s.DB().QueryRow(s.q(`SELECT COUNT(*) FROM console_sessions WHERE hash = ?`), keep).Scan(&m)
+			if n != 0 || m != 0 {
+				t.Error("a key or a session token is stored in clear")
+			}
+		})
+	}
+}
+
+// TestSessionsTableMadeBeforeTheMigration: a database where the service
+// made console_sessions itself (before it was one of the store's
+// migrations) opens, and its sessions still work.
+func TestSessionsTableMadeBeforeTheMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s := openSQLite(t, path)
+	key, _, _ := s.CreateAPIKey(ctx, "t1", auth.RoleAdmin, "")
+	tok, _ := s.CreateSession(ctx, key, time.Hour)
+	// As the old service left it: the table there, the migration not run.
+	if _, err := s.DB().Exec(`DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	again := openSQLite(t, path)
+	if k, err := again.SessionKey(ctx, tok); err != nil || k.Tenant != "t1" {
+		t.Fatalf("after the migration: %+v %v", k, err)
+	}
+	var v int
+	again.DB().QueryRow(`SELECT MAX(version) FROM schema_migrations`).Scan(&v)
+	if v != len(migrations) {
+		t.Errorf("migrated to %d of %d", v, len(migrations))
+	}
+}
