@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"github.com/httptools/httptools/connections"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/connections"
 )
 
 func TestKeyringRotationAndBinding(t *testing.T) {

@@ -3,12 +3,13 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"github.com/httptools/httptools/connections"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/httptools/httptools/connections"
 )
 
 // TestOpenNamesTheFileAndCause: a store that cannot be opened says which

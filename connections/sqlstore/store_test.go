@@ -3,11 +3,12 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"github.com/httptools/httptools/connections"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/connections"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/synth"

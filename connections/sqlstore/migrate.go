@@ -1,0 +1,135 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// The one list of the database's tables and how it is brought up to date.
+
+// migrations are the one list of every table on the store's database
+// (connections, connect flows, secrets, API keys, console sessions): they
+// run in order, once each; never edit one that has shipped.
+var migrations = []string{
+	`CREATE TABLE connections (
+		id TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		app TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		permissions TEXT NOT NULL,
+		scopes TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		access_token {{BYTES}},
+		refresh_token {{BYTES}},
+		expiry BIGINT NOT NULL,
+		status TEXT NOT NULL,
+		last_refresh BIGINT NOT NULL,
+		last_error TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		created BIGINT NOT NULL,
+		updated BIGINT NOT NULL,
+		UNIQUE (tenant, app, owner)
+	);
+	CREATE TABLE oauth_states (
+		state TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		app TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		verifier {{BYTES}} NOT NULL,
+		expires BIGINT NOT NULL
+	);
+	CREATE TABLE secrets (
+		tenant TEXT NOT NULL,
+		env_name TEXT NOT NULL,
+		name TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		value {{BYTES}} NOT NULL,
+		updated BIGINT NOT NULL,
+		PRIMARY KEY (tenant, env_name, name)
+	)`,
+	`CREATE TABLE api_keys (
+		hash TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		created BIGINT NOT NULL
+	)`,
+	`ALTER TABLE connections ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE connections ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+	CREATE TABLE probes (
+		id TEXT PRIMARY KEY,
+		at BIGINT NOT NULL
+	)`,
+	// Keys made before roles keep what they could do: everything.
+	`ALTER TABLE api_keys ADD COLUMN id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';
+	ALTER TABLE api_keys ADD COLUMN person TEXT NOT NULL DEFAULT '';
+	ALTER TABLE api_keys ADD COLUMN revoked BIGINT NOT NULL DEFAULT 0;
+	UPDATE api_keys SET id = 'key_' || substr(hash, 1, 16) WHERE id = ''`,
+	// The console's sessions: a token's hash → its key's. (IF NOT EXISTS:
+	// the service made this table itself before it was the store's.)
+	`CREATE TABLE IF NOT EXISTS console_sessions (
+		hash TEXT PRIMARY KEY,
+		key_hash TEXT NOT NULL,
+		created BIGINT NOT NULL,
+		expires BIGINT NOT NULL
+	)`,
+}
+
+func (s *SQLStore) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.pg {
+		// Replicas starting together migrate one at a time; the lock ends
+		// with the transaction.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7413269)`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return err
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return err
+	}
+	bytes := "BLOB"
+	if s.pg {
+		bytes = "BYTEA"
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		for _, stmt := range strings.Split(migrations[v-1], ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, strings.ReplaceAll(stmt, "{{BYTES}}", bytes)); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), v); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// q rewrites ? placeholders as $1, $2… for PostgreSQL.
+func (s *SQLStore) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
