@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -28,7 +29,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
-	_ "github.com/httptools/httptools/httpspec" // the manifests are checked with the http kind
+	bodykind "github.com/httptools/httptools/body"
+	"github.com/httptools/httptools/httpspec" // its kind checks the manifests: imported, it is registered
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/httptools/httptools/synth"
 	"go.yaml.in/yaml/v4"
@@ -68,9 +70,9 @@ type Result struct {
 	Manifests []Manifest
 	Warnings  []string
 	// Operations counts the operations considered; Skipped the ones not
-	// imported, by reason (the words before the first colon).
+	// imported, by reason (Warnings say which and why, in words).
 	Operations int
-	Skipped    map[string]int
+	Skipped    map[SkipReason]int
 }
 
 // Summary is the coverage line: "N operations: M imported, K skipped
@@ -109,10 +111,10 @@ func Import(src []byte, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{doc: doc, opts: opts, res: &Result{Skipped: map[string]int{}}, noted: map[string]bool{}}
+	im := &importer{doc: doc, opts: opts, res: &Result{Skipped: map[SkipReason]int{}}, noted: map[string]bool{}}
 	for _, sk := range skips {
 		im.res.Operations++
-		im.res.Skipped["it uses a broken component"]++
+		im.res.Skipped[SkipBrokenComponent]++
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: skipped: it uses a broken component: %s", sk.name, sk.why))
 	}
 	if doc.Info == nil {
@@ -166,8 +168,13 @@ func Import(src []byte, opts Options) (*Result, error) {
 			}
 			if err != nil {
 				im.warn(method, p, op, err.Error())
-				why, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "skipped: "), ":")
-				im.res.Skipped[why]++
+				var se *skipError
+				if !errors.As(err, &se) {
+					// Not a skip the importer decided (writing the
+					// manifest failed): named as the loader would.
+					se = &skipError{reason: SkipDoesNotLoad}
+				}
+				im.res.Skipped[se.reason]++
 			}
 		}
 	}
@@ -841,7 +848,9 @@ func (im *importer) warn(method, path string, op *openapi3.Operation, msg string
 	im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: %s", name, msg))
 }
 
-// tool is the manifest as written: fields in a readable order.
+// tool is the manifest as written, in the manifest's own types (synth's
+// and httpspec's), its fields in a readable order. The input and output
+// are JSON Schemas, built as values by the converter (schema.go).
 type tool struct {
 	ID          string           `json:"id"`
 	Description string           `json:"description"`
@@ -849,16 +858,28 @@ type tool struct {
 	Mutating    bool             `json:"mutating"`
 	Input       map[string]any   `json:"input"`
 	Output      map[string]any   `json:"output"`
-	Effects     []map[string]any `json:"effects"`
-	Network     map[string]any   `json:"network"`
-	NeedsSpec   map[string]any   `json:"needsSpec,omitempty"`
-	Metadata    map[string]any   `json:"metadata"`
-	Spec        map[string]any   `json:"spec"`
+	Effects     []synth.Effect   `json:"effects"`
+	Network     synth.Network    `json:"network"`
+	NeedsSpec   *synth.NeedsSpec `json:"needsSpec,omitempty"`
+	Metadata    metadata         `json:"metadata"`
+	Spec        httpspec.Spec    `json:"spec"`
+}
+
+// metadata is where an imported tool came from.
+type metadata struct {
+	OpenAPI origin `json:"openapi"`
+}
+
+// origin is the operation a tool was imported from.
+type origin struct {
+	OperationID string `json:"operationId"`
+	Method      string `json:"method"`
+	Path        string `json:"path"`
 }
 
 func (im *importer) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation, srv server, ids map[string]string) error {
 	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, method) {
-		return fmt.Errorf("skipped: method %s: a tool's method is GET, POST, PUT, PATCH or DELETE", method)
+		return skipf(SkipMethod, "method %s: a tool's method is GET, POST, PUT, PATCH or DELETE", method)
 	}
 	id := toolID(im.opts.Prefix, kebab(op.OperationID, method, path))
 	name := op.OperationID
@@ -874,15 +895,15 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		ID:       id,
 		Version:  version(im.doc.Info.Version),
 		Mutating: method != "GET",
-		Network:  map[string]any{"kind": "allowlist", "hosts": []string{srv.host}},
-		Metadata: map[string]any{"openapi": map[string]any{"operationId": op.OperationID, "method": method, "path": path}},
+		Network:  synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{srv.host}},
+		Metadata: metadata{OpenAPI: origin{OperationID: op.OperationID, Method: method, Path: path}},
 	}
 	t.Description = describeOperation(op, item, method, path)
 	effect := "reads"
 	if t.Mutating {
 		effect = "writes"
 	}
-	t.Effects = []map[string]any{{"kind": effect, "resource": "external:" + srv.host}, {"kind": "network", "resource": "external:" + srv.host}}
+	t.Effects = []synth.Effect{{Kind: effect, Resource: "external:" + srv.host}, {Kind: "network", Resource: "external:" + srv.host}}
 
 	// A path key may carry a literal query ("/{Bucket}?cors") or a
 	// fragment that only tells operations apart ("/#GetObject"): the
@@ -907,7 +928,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	props := map[string]any{}
 	var required []string
 	var query []string
-	var headers []map[string]any
+	var headers []httpspec.Header
 	params := map[string]*openapi3.Parameter{}
 	var order []string
 	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
@@ -934,7 +955,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			if strings.EqualFold(p.Name, "Idempotency-Key") {
 				// Filled with the kernel's idempotency key of the call,
 				// stable across retries and re-runs.
-				headers = append(headers, map[string]any{"name": "Idempotency-Key", "value": ""})
+				headers = append(headers, httpspec.Header{Name: "Idempotency-Key", Value: ""})
 				continue
 			}
 			if !p.Required {
@@ -943,9 +964,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			}
 			v := headerVar(p.Name)
 			if _, clash := props[v]; clash {
-				return fmt.Errorf("skipped: header parameter %q: its input name %q is taken", p.Name, v)
+				return skipf(SkipParameter, "header parameter %q: its input name %q is taken", p.Name, v)
 			}
-			headers = append(headers, map[string]any{"name": p.Name, "value": "{" + v + "}"})
+			headers = append(headers, httpspec.Header{Name: p.Name, Value: "{" + v + "}"})
 			sch := in.inline(p.Schema, 0)
 			if sch["type"] == nil && sch["$ref"] == nil {
 				sch["type"] = "string"
@@ -977,14 +998,14 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 				}
 				if why != "" {
 					if p.Required {
-						return fmt.Errorf("skipped: required query parameter %q: %s", p.Name, why)
+						return skipf(SkipParameter, "required query parameter %q: %s", p.Name, why)
 					}
 					im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s", p.Name, why))
 					continue
 				}
 				for _, dv := range vars {
 					if _, clash := props[dv.name]; clash {
-						return fmt.Errorf("skipped: query parameter %q: its input name %q is taken", p.Name, dv.name)
+						return skipf(SkipParameter, "query parameter %q: its input name %q is taken", p.Name, dv.name)
 					}
 					props[dv.name] = dv.schema
 					if dv.required {
@@ -1025,7 +1046,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			if style != "form" {
 				why := fmt.Sprintf("its style %s has no RFC 6570 form", style)
 				if p.Required {
-					return fmt.Errorf("skipped: required query parameter %q: %s", p.Name, why)
+					return skipf(SkipParameter, "required query parameter %q: %s", p.Name, why)
 				}
 				im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s (form style, the default, does)", p.Name, why))
 				continue
@@ -1040,14 +1061,14 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 			case "matrix":
 				op = ";"
 			default:
-				return fmt.Errorf("skipped: path parameter %q: style %s has no RFC 6570 form", p.Name, style)
+				return skipf(SkipParameter, "path parameter %q: style %s has no RFC 6570 form", p.Name, style)
 			}
 			star := ""
 			if explode {
 				star = "*"
 			}
 			if !strings.Contains(path, "{"+p.Name+"}") {
-				return fmt.Errorf("skipped: path parameter %q does not appear in the path", p.Name)
+				return skipf(SkipParameter, "path parameter %q does not appear in the path", p.Name)
 			}
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", "{"+op+v+star+"}")
 		}
@@ -1077,22 +1098,20 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		}
 		tmpl += "{" + sep + strings.Join(query, ",") + "}"
 	}
-	spec := map[string]any{"kind": "http", "method": method, "urlTemplate": tmpl}
-	if len(headers) > 0 {
-		spec["headers"] = headers
-	}
+	spec := &t.Spec
+	*spec = httpspec.Spec{Kind: httpspec.Kind, Method: method, URLTemplate: tmpl, Headers: headers}
 	if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" && jsonContent(rb.Value.Content) == nil {
 		if fm := rb.Value.Content.Get(formType); fm != nil {
 			if err := im.formBody(method, path, op, fm, in, props, params, &required, spec); err != nil {
 				return err
 			}
 		} else {
-			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
+			return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
 		}
 	} else if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" {
 		mt := jsonContent(rb.Value.Content)
 		if mt == nil {
-			return fmt.Errorf("skipped: the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
+			return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
 		}
 		body := in.resolved(mt.Schema)
 		bprops, _ := body["properties"].(map[string]any)
@@ -1112,15 +1131,15 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 				}
 			}
 			if len(bprops) == 0 {
-				return errors.New("skipped: the JSON body's allOf has no object members: it cannot be the tool input minus the URL's values")
+				return skipf(SkipBody, "the JSON body's allOf has no object members: it cannot be the tool input minus the URL's values")
 			}
 			body["properties"], body["required"] = bprops, req
 		}
 		if body["type"] != "object" && bprops == nil {
 			if body["oneOf"] != nil || body["anyOf"] != nil {
-				return errors.New("skipped: the JSON body is one of several shapes (oneOf/anyOf): a tool's input is one object whose members, minus the URL's, are the body")
+				return skipf(SkipBody, "the JSON body is one of several shapes (oneOf/anyOf): a tool's input is one object whose members, minus the URL's, are the body")
 			}
-			return errors.New("skipped: the JSON body is not an object: it cannot be the tool input minus the URL's values")
+			return skipf(SkipBody, "the JSON body is not an object: it cannot be the tool input minus the URL's values")
 		}
 		for _, k := range sortedKeys(bprops) {
 			if _, clash := props[k]; clash {
@@ -1139,7 +1158,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 				}
 			}
 		}
-		spec["requestBody"] = map[string]any{"kind": "json-input"}
+		spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.JSONInput}
 	}
 	t.Input = in.attach(map[string]any{"type": "object", "properties": props})
 	if c := in.cuts("input"); c != "" {
@@ -1152,7 +1171,6 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	if err := im.responses(method, path, op, &t, spec); err != nil {
 		return err
 	}
-	t.Spec = spec
 	var buf bytes.Buffer
 	encode := func() error {
 		buf.Reset()
@@ -1170,11 +1188,11 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		}
 		im.warn(method, path, op, fmt.Sprintf("the manifest is cut to %d KB (the budget is %d KB): %s were left out", buf.Len()>>10, maxManifestBytes>>10, strings.Join(cuts, ", then ")))
 		if buf.Len() > maxManifestBytes {
-			return fmt.Errorf("skipped: the manifest is %d KB even cut down, over the %d KB budget", buf.Len()>>10, maxManifestBytes>>10)
+			return skipf(SkipTooBig, "the manifest is %d KB even cut down, over the %d KB budget", buf.Len()>>10, maxManifestBytes>>10)
 		}
 	}
 	if _, err := im.opts.Loader.Load(buf.Bytes()); err != nil {
-		return fmt.Errorf("skipped: the generated manifest does not load: %v", err)
+		return skipf(SkipDoesNotLoad, "the generated manifest does not load: %v", err)
 	}
 	im.res.Manifests = append(im.res.Manifests, Manifest{ID: t.ID, JSON: buf.Bytes()})
 	return nil
@@ -1185,7 +1203,7 @@ const formType = "application/x-www-form-urlencoded"
 // formBody makes a form body: each top-level member of the body's schema
 // an input member and a key={name} pair of a text template, which the
 // runtime encodes (arrays repeated or as key[], objects as key[member]).
-func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *openapi3.MediaType, in *converter, props map[string]any, params map[string]*openapi3.Parameter, required *[]string, spec map[string]any) error {
+func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *openapi3.MediaType, in *converter, props map[string]any, params map[string]*openapi3.Parameter, required *[]string, spec *httpspec.Spec) error {
 	body := in.resolved(mt.Schema)
 	bprops, _ := body["properties"].(map[string]any)
 	if len(bprops) == 0 {
@@ -1215,9 +1233,8 @@ func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *op
 			}
 		}
 	}
-	headers, _ := spec["headers"].([]map[string]any)
-	spec["headers"] = append(headers, map[string]any{"name": "Content-Type", "value": formType})
-	spec["requestBody"] = map[string]any{"kind": "text", "template": strings.Join(pairs, "&")}
+	spec.Headers = append(spec.Headers, httpspec.Header{Name: "Content-Type", Value: formType})
+	spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.Text, Template: strings.Join(pairs, "&")}
 	return nil
 }
 
@@ -1266,7 +1283,7 @@ func headerVar(name string) string {
 }
 
 // security maps the first usable security requirement to auth.
-func (im *importer) security(method, path string, op *openapi3.Operation, t *tool, spec map[string]any) {
+func (im *importer) security(method, path string, op *openapi3.Operation, t *tool, spec *httpspec.Spec) {
 	reqs := im.doc.Security
 	if op.Security != nil {
 		reqs = *op.Security
@@ -1314,24 +1331,24 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 	}
 	if best != "" {
 		s := im.doc.Components.SecuritySchemes[best].Value
-		secret := map[string]any{"envName": im.opts.EnvName, "name": envName(best)}
+		secret := &synth.SecretRef{EnvName: im.opts.EnvName, Name: envName(best)}
 		switch bestRank {
 		case 4:
-			spec["authorization"] = map[string]any{"kind": "bearer", "secretRef": secret}
+			spec.Authorization = &httpspec.Authorization{Kind: httpspec.AuthBearer, SecretRef: secret}
 		case 3:
-			spec["authorization"] = map[string]any{"kind": "header", "headerName": s.Name, "secretRef": secret}
+			spec.Authorization = &httpspec.Authorization{Kind: httpspec.AuthHeader, HeaderName: s.Name, SecretRef: secret}
 		case 2:
 			conn := connName(best)
 			scopes := bestReq[best]
 			if scopes == nil {
 				scopes = []string{}
 			}
-			t.NeedsSpec = map[string]any{"connections": map[string]any{conn: map[string]any{"app": im.opts.Prefix, "permissions": scopes, "as": "person"}}}
-			spec["authorization"] = map[string]any{"kind": "connection", "connection": conn}
+			t.NeedsSpec = &synth.NeedsSpec{Connections: map[string]synth.ConnectionNeed{conn: {App: im.opts.Prefix, Permissions: scopes, As: synth.AsPerson}}}
+			spec.Authorization = &httpspec.Authorization{Kind: httpspec.AuthConnection, Connection: conn}
 		case 1:
 			// The secret holds the whole header value: "Basic " and the
 			// base64 of user:password.
-			spec["authorization"] = map[string]any{"kind": "header", "headerName": "Authorization", "secretRef": secret}
+			spec.Authorization = &httpspec.Authorization{Kind: httpspec.AuthHeader, HeaderName: "Authorization", SecretRef: secret}
 			if !im.noted[best] {
 				im.noted[best] = true
 				im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("security scheme %s is HTTP basic auth: its tools send secret %s/%s as the whole Authorization value: store \"Basic \" followed by the base64 of user:password", best, im.opts.EnvName, envName(best)))
@@ -1345,7 +1362,7 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 // responses sets successStatus, output and parseJson from the 2xx answers.
 // An answer that is binary (a file, an image) is refused: a tool's output is
 // JSON or text.
-func (im *importer) responses(method, path string, op *openapi3.Operation, t *tool, spec map[string]any) error {
+func (im *importer) responses(method, path string, op *openapi3.Operation, t *tool, spec *httpspec.Spec) error {
 	t.Output = map[string]any{}
 	if op.Responses == nil {
 		return nil
@@ -1375,7 +1392,7 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 	if len(codes) > 0 {
 		lo, hi := slices.Min(codes), slices.Max(codes)
 		if lo != 200 || hi != 299 {
-			spec["successStatus"] = map[string]any{"min": lo, "max": hi}
+			spec.SuccessStatus = &httpspec.StatusRange{Min: lo, Max: hi}
 		}
 	}
 	if first == nil || len(first.Content) == 0 {
@@ -1391,12 +1408,12 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 	}
 	for k := range first.Content {
 		if strings.HasPrefix(k, "text/") || strings.Contains(k, "xml") || k == "*/*" {
-			spec["parseJson"] = false
+			spec.ParseJSON = new(bool)
 			t.Output = map[string]any{"type": "string"}
 			return nil
 		}
 	}
-	return fmt.Errorf("skipped: the answer is %s: a tool returns JSON or text, not binary data", strings.Join(sortedKeys(first.Content), ", "))
+	return skipf(SkipAnswer, "the answer is %s: a tool returns JSON or text, not binary data", strings.Join(sortedKeys(first.Content), ", "))
 }
 
 func jsonContent(c openapi3.Content) *openapi3.MediaType {
@@ -1562,13 +1579,8 @@ func isArray(ref *openapi3.SchemaRef) bool {
 	return ref != nil && ref.Value != nil && ref.Value.Type != nil && ref.Value.Type.Is("array")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)

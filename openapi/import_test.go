@@ -252,7 +252,7 @@ func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 			if len(res.Manifests) != 1 || res.Manifests[0].ID != "resend.emails-get" {
 				t.Errorf("imported %v", res.Manifests)
 			}
-			if res.Operations != 2 || res.Skipped["it uses a broken component"] != 1 {
+			if res.Operations != 2 || res.Skipped[SkipBrokenComponent] != 1 {
 				t.Errorf("%s", res.Summary())
 			}
 			found := false
