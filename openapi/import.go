@@ -315,53 +315,39 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 				}
 			}
 		}
-		for range 64 {
-			var doc *openapi3.T
-			var err error
+		parse := func(data []byte) (*openapi3.T, error) {
 			fresh := openapi3.NewLoader()
 			fresh.IsExternalRefsAllowed, fresh.ReadFromURIFunc = loader.IsExternalRefsAllowed, loader.ReadFromURIFunc
 			if location != nil {
-				doc, err = fresh.LoadFromDataWithPath(data, location)
-			} else {
-				doc, err = fresh.LoadFromData(data)
+				return fresh.LoadFromDataWithPath(data, location)
 			}
-			if err == nil {
-				return doc, nil
-			}
-			// A broken component (malformed, or a reference to one that
-			// is not there) costs the operations that use it, not the
-			// document.
-			if generic == nil {
-				v, derr := decodeYAML(src)
-				if generic, _ = v.(map[string]any); derr != nil || generic == nil {
-					return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
-				}
-			}
-			// Prose that is not text where the format wants text (a tag's
-			// or the info's description given as a $ref to another file,
-			// as DigitalOcean's are) names nothing a tool needs: dropped.
-			if cosmetic := cosmeticAt.FindAllStringSubmatch(err.Error(), -1); len(cosmetic) > 0 {
-				for _, m := range cosmetic {
-					removePointer(generic, m[1])
-				}
-				if data, err = json.Marshal(generic); err != nil {
-					return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-				}
-				continue
-			}
-			bad := brokenComponent(err.Error())
-			if bad == "" {
+			return fresh.LoadFromData(data)
+		}
+		doc, err := parse(data)
+		if err == nil {
+			return doc, nil
+		}
+		// A broken part (a component that does not decode, a reference to
+		// one that is not there or of another kind, prose that is not
+		// text) costs the operations that use it, not the document: found
+		// in the document's structure (broken.go), never in the loader's
+		// words, and the document loaded again without it.
+		if generic == nil {
+			v, derr := decodeYAML(src)
+			if generic, _ = v.(map[string]any); derr != nil || generic == nil {
 				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
-			}
-			n := dropBroken(generic, bad, describeLoadError(err), skips)
-			if n == 0 && !removeComponent(generic, bad) {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
-			}
-			if data, err = json.Marshal(generic); err != nil {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 			}
 		}
-		return nil, errors.New("not an OpenAPI document: too many broken components")
+		if !repair(generic, skips) {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+		}
+		if data, err = json.Marshal(generic); err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+		}
+		if doc, err = parse(data); err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", refHint(err))
+		}
+		return doc, nil
 	case head.OpenAPI != "":
 		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
 	}
@@ -622,68 +608,6 @@ func pointerGet(v any, ptr string) any {
 
 // skip is an operation left out before the import proper.
 type skip struct{ name, why string }
-
-var (
-	brokenAt   = regexp.MustCompile(` in (/components/[^/\s]+/[^/\s;]+)`)
-	danglingTo = regexp.MustCompile(`"#(/components/[^/"]+/[^/"]+)"`)
-	badDataIn  = regexp.MustCompile(`bad data in "#(/components/[^/"]+/[^/"]+)"`)
-	cosmeticAt = regexp.MustCompile(`cannot construct !!\w+ into string in (/(?:tags/\d+|info|externalDocs|tags/\d+/externalDocs|info/contact|info/license)/(?:description|summary|title))`)
-)
-
-// removePointer deletes the member at a JSON pointer of doc, if there.
-func removePointer(doc map[string]any, ptr string) {
-	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	var cur any = doc
-	for i, p := range parts {
-		last := i == len(parts)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			if last {
-				delete(c, p)
-				return
-			}
-			cur = c[p]
-		case []any:
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 0 || n >= len(c) || last {
-				return
-			}
-			cur = c[n]
-		default:
-			return
-		}
-	}
-}
-
-// brokenComponent finds the component a loader error is about: one that
-// does not parse ("… in /components/schemas/X"), or one referred to that
-// is not there ("#/components/schemas/X": map key not found). "" when the
-// error names none.
-func brokenComponent(msg string) string {
-	if m := brokenAt.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	if m := badDataIn.FindStringSubmatch(msg); m != nil {
-		// A reference of the wrong kind (a response referring to a
-		// request body): what uses that component cannot be imported.
-		return m[1]
-	}
-	if strings.Contains(msg, "not found") {
-		if m := danglingTo.FindStringSubmatch(msg); m != nil {
-			return m[1]
-		}
-	}
-	return ""
-}
-
-// describeLoadError is the loader's words, shortened.
-func describeLoadError(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "yaml error: "); i >= 0 {
-		msg = msg[i+len("yaml error: "):]
-	}
-	return cut(msg, 200)
-}
 
 func removeComponent(doc map[string]any, ptr string) bool {
 	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")

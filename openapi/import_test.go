@@ -226,9 +226,9 @@ paths:
 	}
 }
 
-// TestBrokenComponentSkipsItsOperations: a malformed component, or a
-// reference to one that is not there, skips the operations that use it
-// (naming it), and the others import.
+// TestBrokenComponentSkipsItsOperations: a malformed component, a
+// reference to one that is not there or to one of another kind, skips the
+// operations that use it (naming it), and the others import.
 func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 	src, _ := os.ReadFile("testdata/resend-emails-3.1.yaml")
 	var doc map[string]any
@@ -237,8 +237,9 @@ func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 	}
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	for name, broken := range map[string]any{
-		"malformed": map[string]any{"type": 5},
-		"dangling":  map[string]any{"$ref": "#/components/schemas/NotThere"},
+		"malformed":  map[string]any{"type": 5},
+		"dangling":   map[string]any{"$ref": "#/components/schemas/NotThere"},
+		"wrong kind": map[string]any{"$ref": "#/components/securitySchemes/bearerAuth"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			saved := schemas["SendEmailResponse"]
@@ -250,7 +251,10 @@ func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(res.Manifests) != 1 || res.Manifests[0].ID != "resend.emails-get" {
-				t.Errorf("imported %v", res.Manifests)
+				t.Fatalf("imported %v", res.Manifests)
+			}
+			if !strings.Contains(string(res.Manifests[0].JSON), `"kind": "bearer"`) {
+				t.Errorf("the other operation lost its credential:\n%s", res.Manifests[0].JSON)
 			}
 			if res.Operations != 2 || res.Skipped[SkipBrokenComponent] != 1 {
 				t.Errorf("%s", res.Summary())
@@ -258,8 +262,13 @@ func TestBrokenComponentSkipsItsOperations(t *testing.T) {
 			found := false
 			for _, w := range res.Warnings {
 				want := "schemas/SendEmailResponse"
-				if name == "dangling" {
+				switch name {
+				case "dangling":
 					want = "schemas/NotThere" // the component that is not there
+				case "wrong kind":
+					// The reference is broken, not what it names: the
+					// component it is in costs its users.
+					want = "schemas/SendEmailResponse (it refers to securitySchemes/bearerAuth"
 				}
 				found = found || strings.Contains(w, "emails/send: skipped: it uses a broken component: "+want)
 			}
