@@ -1,8 +1,10 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -422,4 +424,75 @@ func dropOperations(doc map[string]any, path string, methods []string, why strin
 		n++
 	}
 	return n
+}
+
+// skip is an operation left out before the import proper.
+type skip struct{ name, why string }
+
+func removeComponent(doc map[string]any, ptr string) bool {
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	comps, _ := doc["components"].(map[string]any)
+	group, _ := comps[parts[1]].(map[string]any)
+	if _, ok := group[parts[2]]; !ok {
+		return false
+	}
+	delete(group, parts[2])
+	return true
+}
+
+// dropBroken removes the component at ptr, every component that refers to
+// it (transitively), and every operation that does, noting each operation
+// in skips. It returns how many things it removed.
+func dropBroken(doc map[string]any, ptr, why string, skips *[]skip) int {
+	removed := 0
+	bad := []string{ptr}
+	if removeComponent(doc, ptr) {
+		removed++
+	}
+	refersTo := func(v any, targets []string) bool {
+		b, _ := json.Marshal(v)
+		for _, t := range targets {
+			if bytes.Contains(b, []byte(`"#`+t+`"`)) {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		comps, _ := doc["components"].(map[string]any)
+		for kind, g := range comps {
+			group, _ := g.(map[string]any)
+			for name, c := range group {
+				if refersTo(c, bad) {
+					delete(group, name)
+					bad = append(bad, "/components/"+kind+"/"+name)
+					removed++
+					changed = true
+				}
+			}
+		}
+	}
+	name := strings.TrimPrefix(bad[0], "/components/")
+	paths, _ := doc["paths"].(map[string]any)
+	for p, it := range paths {
+		item, _ := it.(map[string]any)
+		shared := refersTo(item["parameters"], bad)
+		for m, o := range item {
+			if !slices.Contains([]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}, m) {
+				continue
+			}
+			if shared || refersTo(o, bad) {
+				op, _ := o.(map[string]any)
+				id, _ := op["operationId"].(string)
+				if id == "" {
+					id = strings.ToUpper(m) + " " + p
+				}
+				*skips = append(*skips, skip{id, name + " (" + why + ")"})
+				delete(item, m)
+				removed++
+			}
+		}
+	}
+	return removed
 }

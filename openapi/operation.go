@@ -1,0 +1,166 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+type importer struct {
+	doc   *openapi3.T
+	opts  Options
+	res   *Result
+	noted map[string]bool // the security schemes warned about once
+}
+
+func (im *importer) warn(method, path string, op *openapi3.Operation, msg string) {
+	name := op.OperationID
+	if name == "" {
+		name = method + " " + path
+	}
+	im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: %s", name, msg))
+}
+
+// tool is the manifest as written, in the manifest's own types (synth's
+// and httpspec's), its fields in a readable order. The input and output
+// are JSON Schemas, built as values by the converter (schema.go).
+type tool struct {
+	ID          string           `json:"id"`
+	Description string           `json:"description"`
+	Version     string           `json:"version"`
+	Mutating    bool             `json:"mutating"`
+	Input       map[string]any   `json:"input"`
+	Output      map[string]any   `json:"output"`
+	Effects     []synth.Effect   `json:"effects"`
+	Network     synth.Network    `json:"network"`
+	NeedsSpec   *synth.NeedsSpec `json:"needsSpec,omitempty"`
+	Metadata    metadata         `json:"metadata"`
+	Spec        httpspec.Spec    `json:"spec"`
+}
+
+// metadata is where an imported tool came from.
+type metadata struct {
+	OpenAPI origin `json:"openapi"`
+}
+
+// origin is the operation a tool was imported from.
+type origin struct {
+	OperationID string `json:"operationId"`
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+}
+
+func (im *importer) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation, srv server, ids map[string]string) error {
+	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, method) {
+		return skipf(SkipMethod, "method %s: a tool's method is GET, POST, PUT, PATCH or DELETE", method)
+	}
+	id := toolID(im.opts.Prefix, kebab(op.OperationID, method, path))
+	name := op.OperationID
+	if name == "" {
+		name = method + " " + path
+	}
+	if prev, dup := ids[id]; dup {
+		id = toolID(im.opts.Prefix, kebab(op.OperationID, method, path)+"-"+shortHash(method+" "+path))
+		im.warn(method, path, op, fmt.Sprintf("its id is %s: %s has the plain one", id, prev))
+	}
+	ids[id] = name
+	t := tool{
+		ID:       id,
+		Version:  version(im.doc.Info.Version),
+		Mutating: method != "GET",
+		Network:  synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{srv.host}},
+		Metadata: metadata{OpenAPI: origin{OperationID: op.OperationID, Method: method, Path: path}},
+	}
+	t.Description = describeOperation(op, item, method, path)
+	effect := "reads"
+	if t.Mutating {
+		effect = "writes"
+	}
+	t.Effects = []synth.Effect{{Kind: effect, Resource: "external:" + srv.host}, {Kind: "network", Resource: "external:" + srv.host}}
+
+	// A path key may carry a literal query ("/{Bucket}?cors") or a
+	// fragment that only tells operations apart ("/#GetObject"): the
+	// fragment is never sent, so it is dropped; the literal query stays,
+	// and the parameters continue it.
+	literalQuery := false
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		im.warn(method, path, op, fmt.Sprintf("the path's fragment %q is left out: a fragment is never sent to the server", path[i:]))
+		path = path[:i]
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		literalQuery = true
+		if i == len(path)-1 {
+			path, literalQuery = path[:i], false
+		}
+	}
+	// Characters RFC 6570 does not allow as literals ("/<upload_url>")
+	// are sent percent-encoded, as a client would.
+	path = escapeLiterals(path)
+
+	x := &inputs{in: newConverter(), props: map[string]any{}, params: map[string]*openapi3.Parameter{}, path: path}
+	if err := im.parameters(method, op, item, x); err != nil {
+		return err
+	}
+	path = x.path
+	tmpl := srv.url + path
+	if len(x.query) > 0 {
+		sep := "?"
+		if literalQuery {
+			sep = "&"
+		}
+		tmpl += "{" + sep + strings.Join(x.query, ",") + "}"
+	}
+	spec := &t.Spec
+	*spec = httpspec.Spec{Kind: httpspec.Kind, Method: method, URLTemplate: tmpl, Headers: x.headers}
+	if err := im.body(method, op, x, spec); err != nil {
+		return err
+	}
+	t.Input = x.in.attach(map[string]any{"type": "object", "properties": x.props})
+	if c := x.in.cuts("input"); c != "" {
+		im.warn(method, path, op, "to keep the tool readable, "+c)
+	}
+	if len(x.required) > 0 {
+		t.Input["required"] = x.required
+	}
+	im.security(method, path, op, &t, spec)
+	if err := im.responses(method, path, op, &t, spec); err != nil {
+		return err
+	}
+	return im.write(method, path, op, &t)
+}
+
+// write encodes the manifest, cut to the size budget if it must be, and
+// adds it if it loads.
+func (im *importer) write(method, path string, op *openapi3.Operation, t *tool) error {
+	var buf bytes.Buffer
+	encode := func() error {
+		buf.Reset()
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	}
+	if err := encode(); err != nil {
+		return err
+	}
+	if cuts := fit(t, func() int { encode(); return buf.Len() }); len(cuts) > 0 {
+		if err := encode(); err != nil {
+			return err
+		}
+		im.warn(method, path, op, fmt.Sprintf("the manifest is cut to %d KB (the budget is %d KB): %s were left out", buf.Len()>>10, maxManifestBytes>>10, strings.Join(cuts, ", then ")))
+		if buf.Len() > maxManifestBytes {
+			return skipf(SkipTooBig, "the manifest is %d KB even cut down, over the %d KB budget", buf.Len()>>10, maxManifestBytes>>10)
+		}
+	}
+	if _, err := im.opts.Loader.Load(buf.Bytes()); err != nil {
+		return skipf(SkipDoesNotLoad, "the generated manifest does not load: %v", err)
+	}
+	im.res.Manifests = append(im.res.Manifests, Manifest{ID: t.ID, JSON: buf.Bytes()})
+	return nil
+}

@@ -1,0 +1,69 @@
+package openapi
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/httptools/httptools/httpspec"
+)
+
+// Answers: the 2xx become successStatus and the output.
+
+// responses sets successStatus, output and parseJson from the 2xx answers.
+// An answer that is binary (a file, an image) is refused: a tool's output is
+// JSON or text.
+func (im *importer) responses(method, path string, op *openapi3.Operation, t *tool, spec *httpspec.Spec) error {
+	t.Output = map[string]any{}
+	if op.Responses == nil {
+		return nil
+	}
+	var codes []int
+	var first *openapi3.Response
+	firstCode := 1000
+	resps := op.Responses.Map()
+	for _, code := range sortedKeys(resps) { // in order: 200 is taken before an equal 2XX, every run
+		r := resps[code]
+		lo, hi := 0, 0
+		switch {
+		case strings.EqualFold(code, "2XX"):
+			lo, hi = 200, 299
+		default:
+			n, err := strconv.Atoi(code)
+			if err != nil || n < 200 || n > 299 {
+				continue
+			}
+			lo, hi = n, n
+		}
+		codes = append(codes, lo, hi)
+		if lo < firstCode && r != nil && r.Value != nil {
+			firstCode, first = lo, r.Value
+		}
+	}
+	if len(codes) > 0 {
+		lo, hi := slices.Min(codes), slices.Max(codes)
+		if lo != 200 || hi != 299 {
+			spec.SuccessStatus = &httpspec.StatusRange{Min: lo, Max: hi}
+		}
+	}
+	if first == nil || len(first.Content) == 0 {
+		return nil
+	}
+	if mt := jsonContent(first.Content); mt != nil {
+		out := newConverter()
+		t.Output = out.attach(out.resolved(mt.Schema))
+		if c := out.cuts("output"); c != "" {
+			im.warn(method, path, op, "to keep the tool readable, "+c)
+		}
+		return nil
+	}
+	for k := range first.Content {
+		if strings.HasPrefix(k, "text/") || strings.Contains(k, "xml") || k == "*/*" {
+			spec.ParseJSON = new(bool)
+			t.Output = map[string]any{"type": "string"}
+			return nil
+		}
+	}
+	return skipf(SkipAnswer, "the answer is %s: a tool returns JSON or text, not binary data", strings.Join(sortedKeys(first.Content), ", "))
+}
