@@ -26,7 +26,7 @@ func ExampleManager_AccessToken() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	keys, _ := sqlstore.NewKeyring(make([]byte, 32))
-	store, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(dir, "store.db"), keys)
+	store, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(dir, "store.db"), keys, sqlstore.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

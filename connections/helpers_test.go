@@ -25,7 +25,7 @@ func openSQLite(t testing.TB, path string) *sqlstore.SQLStore {
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "httptools.db")
 	}
-	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, testKeys(t))
+	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, testKeys(t), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func openSQLite(t testing.TB, path string) *sqlstore.SQLStore {
 func postgresDSN(t testing.TB) string { return pgtest.DSN(t) }
 
 func openPostgres(t testing.TB, dsn string) *sqlstore.SQLStore {
-	s, err := sqlstore.Open(context.Background(), dsn, testKeys(t))
+	s, err := sqlstore.Open(context.Background(), dsn, testKeys(t), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func Example() {
 
 	ctx := context.Background()
 	keyring, _ := sqlstore.NewKeyring(make([]byte, 32))
-	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "store.db"), keyring)
+	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "store.db"), keyring, sqlstore.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

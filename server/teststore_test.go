@@ -12,7 +12,7 @@ import (
 type testStore = sqlstore.SQLStore
 
 func openTestStore(tb testing.TB, path string, keyring *sqlstore.Keyring) *testStore {
-	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, keyring)
+	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, keyring, sqlstore.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func openStore(ctx context.Context, dsn string, opts sqlstore.Options, log *slog
 	if err != nil {
 		return nil, err
 	}
-	return sqlstore.OpenOptions(ctx, dsn, keys, opts)
+	return sqlstore.Open(ctx, dsn, keys, opts)
 }
 
 var errNoMasterKey = fmt.Errorf("set %s (base64 of 32 bytes, the same on every replica) to use a PostgreSQL store", sqlstore.MasterKeyEnv)

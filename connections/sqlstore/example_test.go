@@ -18,7 +18,7 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 	keyring, _ := sqlstore.NewKeyring(make([]byte, 32)) // HTTPTOOLS_MASTER_KEY in production
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "httptools.db"), keyring)
+	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "httptools.db"), keyring, sqlstore.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,7 +21,7 @@ func openSQLite(t testing.TB, path string) *SQLStore {
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "httptools.db")
 	}
-	s, err := Open(context.Background(), "sqlite:"+path, testKeys(t))
+	s, err := Open(context.Background(), "sqlite:"+path, testKeys(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func openSQLite(t testing.TB, path string) *SQLStore {
 func postgresDSN(t testing.TB) string { return pgtest.DSN(t) }
 
 func openPostgres(t testing.TB, dsn string) *SQLStore {
-	s, err := Open(context.Background(), dsn, testKeys(t))
+	s, err := Open(context.Background(), dsn, testKeys(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

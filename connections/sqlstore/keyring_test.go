@@ -47,14 +47,14 @@ func TestStoreRotatesKeys(t *testing.T) {
 	ctx := context.Background()
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	k1, _ := NewKeyring(oldKey)
-	s1, err := Open(ctx, "sqlite:"+path, k1)
+	s1, err := Open(ctx, "sqlite:"+path, k1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s1.SaveConnection(ctx, &connections.Record{Tenant: "t", App: "a", Owner: connections.OwnerCompany, AccessToken: "at-1", RefreshToken: "rt-1", Expiry: time.Now().Add(time.Hour)})
 	s1.Close()
 	k2, _ := NewKeyring(newKey, oldKey)
-	s2, err := Open(ctx, "sqlite:"+path, k2)
+	s2, err := Open(ctx, "sqlite:"+path, k2, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestOpenNamesTheFileAndCause(t *testing.T) {
 		{filepath.Join(dir, "missing", "x.db"), "does not exist"},
 		{dir, "is a folder"},
 	} {
-		_, err := Open(context.Background(), "sqlite:"+tc.path, testKeys(t))
+		_, err := Open(context.Background(), "sqlite:"+tc.path, testKeys(t), Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.cause) {
 			t.Errorf("Open(%s) = %v; want the path and %q", tc.path, err, tc.cause)
 		}
@@ -54,7 +54,7 @@ func TestReadOnlyStoreIsNotReady(t *testing.T) {
 	}
 	s.Close()
 	makeReadOnly(t, path)
-	s2, err := Open(context.Background(), "sqlite:"+path, testKeys(t))
+	s2, err := Open(context.Background(), "sqlite:"+path, testKeys(t), Options{})
 	if err == nil {
 		s2.Close()
 		t.Fatal("opened a read-only database for writing")

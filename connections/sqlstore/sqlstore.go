@@ -24,10 +24,8 @@ import (
 type SQLStore struct {
 	db   *sql.DB
 	pg   bool
-	keys *Keyring
-	// Timeout bounds every call, so that a frozen database holds no caller
-	// longer than this; 0 means DefaultStoreTimeout.
-	Timeout time.Duration
+	keys    *Keyring
+	timeout time.Duration // Options.Timeout
 }
 
 // DefaultStoreTimeout bounds each store call.
@@ -35,11 +33,7 @@ const DefaultStoreTimeout = 5 * time.Second
 
 // bound gives a store call its timeout.
 func (s *SQLStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := s.Timeout
-	if d <= 0 {
-		d = DefaultStoreTimeout
-	}
-	return context.WithTimeout(ctx, d)
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // fail wraps a driver error as a StoreError; not-found errors pass as they
@@ -71,20 +65,22 @@ type Options struct {
 	// MaxConns bounds a PostgreSQL store's open connections; 0 means
 	// DefaultMaxConns. (SQLite ignores it.)
 	MaxConns int
+	// Timeout bounds every call, so that a frozen database holds no
+	// caller longer than this; 0 means DefaultStoreTimeout.
+	Timeout time.Duration
 }
 
-// Open opens "sqlite:PATH" or "postgres://…", runs the migrations and checks
-// that the database takes a write. Its errors name the database (a SQLite
-// file, or PostgreSQL's host and database, never the user or password) and
-// the cause: a missing or read-only folder or file, a refused connection.
-func Open(ctx context.Context, dsn string, keys *Keyring) (*SQLStore, error) {
-	return OpenOptions(ctx, dsn, keys, Options{})
-}
-
-// OpenOptions is Open with options.
-func OpenOptions(ctx context.Context, dsn string, keys *Keyring, opts Options) (*SQLStore, error) {
+// Open opens "sqlite:PATH" or "postgres://…" with opts (the zero value:
+// the defaults), runs the migrations and checks that the database takes a
+// write. Its errors name the database (a SQLite file, or PostgreSQL's host
+// and database, never the user or password) and the cause: a missing or
+// read-only folder or file, a refused connection.
+func Open(ctx context.Context, dsn string, keys *Keyring, opts Options) (*SQLStore, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultStoreTimeout
 	}
 	var s *SQLStore
 	var name string
@@ -99,7 +95,7 @@ func OpenOptions(ctx context.Context, dsn string, keys *Keyring, opts Options) (
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
-		s = &SQLStore{db: db, keys: keys}
+		s = &SQLStore{db: db, keys: keys, timeout: opts.Timeout}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		name = "postgres " + pgName(dsn)
 		db, err := sql.Open("pgx", dsn)
@@ -109,7 +105,7 @@ func OpenOptions(ctx context.Context, dsn string, keys *Keyring, opts Options) (
 		db.SetMaxOpenConns(opts.MaxConns)
 		db.SetMaxIdleConns(opts.MaxConns)
 		db.SetConnMaxIdleTime(time.Minute) // a quiet replica gives its connections back
-		s = &SQLStore{db: db, pg: true, keys: keys}
+		s = &SQLStore{db: db, pg: true, keys: keys, timeout: opts.Timeout}
 	default:
 		scheme, _, _ := strings.Cut(dsn, ":") // never the rest: it may hold a password
 		return nil, fmt.Errorf("connections: database kind %q: want sqlite:PATH or postgres://…", scheme)
