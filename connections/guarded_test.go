@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	. "github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // TestTokenRequestsAreGuarded: with serve's token client (fetch's guarded
@@ -55,7 +55,7 @@ func TestTokenRequestsAreGuarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	client := testkit.LoopbackClient(fetch.Config{})
 	s := openSQLite(t, "")
 	m := &Manager{Connections: s, States: s, Apps: apps, RedirectURL: "http://127.0.0.1:8080/v1/oauth/callback", HTTPClient: client.HTTPClient(false)}
 	ctx := context.Background()

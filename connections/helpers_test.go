@@ -1,47 +1,26 @@
 package connections_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	. "github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/connections/sqlstore"
-	"github.com/httptools/httptools/internal/pgtest"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // The Manager's tests run on the real stores, SQLite and PostgreSQL.
 
-func testKeys(t testing.TB) *sqlstore.Keyring {
-	k, err := sqlstore.NewKeyring(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func testKeys(t testing.TB) *sqlstore.Keyring { return testkit.Keyring(t) }
 
-// openSQLite opens a store on a new SQLite file.
+// openSQLite opens a store on a new SQLite file ("" for a new one).
 func openSQLite(t testing.TB, path string) *sqlstore.SQLStore {
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "httptools.db")
-	}
-	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, testKeys(t), sqlstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testkit.SQLiteStore(t, path, nil)
 }
 
-func postgresDSN(t testing.TB) string { return pgtest.DSN(t) }
+func postgresDSN(t testing.TB) string { return testkit.PostgresDSN(t) }
 
 func openPostgres(t testing.TB, dsn string) *sqlstore.SQLStore {
-	s, err := sqlstore.Open(context.Background(), dsn, testKeys(t), sqlstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testkit.PostgresStore(t, dsn, nil)
 }
 
 // eachStore runs f against SQLite and PostgreSQL.

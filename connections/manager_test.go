@@ -5,18 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	. "github.com/httptools/httptools/connections"
-	"github.com/httptools/httptools/connections/sqlstore"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	. "github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -79,9 +80,8 @@ func newEnv(t *testing.T) *env {
 	}
 	e.apps = apps
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})))
 	e.loader = &synth.Loader{Registry: reg}
 	return e

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/httptools/httptools/redact"
 )
 
@@ -114,7 +115,7 @@ func TestElevenRedirectsStop(t *testing.T) {
 	loop := newCounter(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/again", http.StatusFound)
 	})
-	h := newHarness(t, fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	h := newHarness(t, fetch.Config{AllowCIDRs: testkit.Loopback})
 	resp, err := h.get(context.Background(), loop.URL)
 	if !errors.Is(err, fetch.ErrTooManyRedirects) {
 		t.Fatalf("got %v", err)

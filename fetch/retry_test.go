@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
-var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+var loopback = testkit.Loopback
 
 // sequence answers with the given statuses in turn, the last one repeating.
 func sequence(statuses ...int) http.HandlerFunc {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // TestGuardRefusesWithoutConnecting: every refused range, as an IP literal in
@@ -94,7 +95,7 @@ func TestGuardNameResolution(t *testing.T) {
 		}
 	})
 	t.Run("operator allows a range", func(t *testing.T) {
-		h := newHarness(t, fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+		h := newHarness(t, fetch.Config{AllowCIDRs: testkit.Loopback})
 		if _, err := h.get(context.Background(), srv.URL); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/internal/benchkit"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -122,10 +122,9 @@ func benchTool(b *testing.B, base string, loader *synth.Loader) func() error {
 // quietLoader is loopbackLoader with the audit record off.
 var quietLoader = func() *synth.Loader {
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		UserAgent:  httpspec.UserAgent,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError})),
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
+		UserAgent: httpspec.UserAgent,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError})),
 	})))
 	return &synth.Loader{Registry: reg}
 }()

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -101,8 +101,7 @@ func load(t *testing.T, srvURL, specJSON string, extra ...string) *synth.Tool {
 // where httptest servers listen; the guard refuses it otherwise.
 var loopbackLoader = func() *synth.Loader {
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
 		UserAgent:    httpspec.UserAgent,
 		RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond,
 		Logger: quiet,

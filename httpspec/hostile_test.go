@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"runtime"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	toolstest "github.com/httptools/httptools/httptest"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/httptools/httptools/redact/redacttest"
 	"github.com/httptools/httptools/synth"
 )
@@ -203,8 +203,7 @@ func TestHeaderAuthReachesTheWire(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(h2.Certificate())
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs:      []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
 		TLSClientConfig: &tls.Config{RootCAs: pool}, UserAgent: httpspec.UserAgent, Logger: quiet,
 	})))
 	loader := &synth.Loader{Registry: reg}

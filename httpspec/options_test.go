@@ -4,16 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/httptools/httptools/internal/testkit"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/internal/testkit"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
@@ -110,9 +110,8 @@ type syncBuffer = testkit.Buffer
 func TestPerCallLoggerAndAttrs(t *testing.T) {
 	var clientLog, callLog syncBuffer
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Logger:     slog.New(slog.NewJSONHandler(&clientLog, nil)),
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
+		Logger: slog.New(slog.NewJSONHandler(&clientLog, nil)),
 	})))
 	up := newUpstream(t, reply(200, `{}`))
 	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.opts","description":"d","version":"1.0.0","mutating":true,
@@ -169,9 +168,7 @@ func TestLibraryLogsNothingByDefault(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-	})))
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{})))
 	up := newUpstream(t, reply(200, `{}`))
 	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.quiet","description":"d","version":"1.0.0","mutating":false,
 	  "input":{"type":"object"},"output":{},"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/x"}}`))
@@ -207,7 +204,7 @@ func (c *countingSender) Do(ctx context.Context, r *fetch.Request) (*fetch.Respo
 // with, which sees the tool, tenant and policy of each request.
 func TestSenderSeam(t *testing.T) {
 	up := newUpstream(t, reply(200, `{"ok":true}`))
-	s := &countingSender{next: fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
+	s := &countingSender{next: testkit.LoopbackClient(fetch.Config{})}
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(s))
 	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.seam","description":"d","version":"1.0.0","mutating":false,
@@ -237,7 +234,7 @@ func TestSenderSeam(t *testing.T) {
 // tool's other calls are reading.
 func TestSharedHeaderValuesAreClipped(t *testing.T) {
 	up := newUpstream(t, reply(200, `{}`))
-	s := &countingSender{next: fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})}
+	s := &countingSender{next: testkit.LoopbackClient(fetch.Config{})}
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(s))
 	tool, err := (&synth.Loader{Registry: reg}).Load([]byte(`{"id":"t.tags","description":"d","version":"1.0.0","mutating":false,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/httptools/httptools/synth"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -71,8 +71,7 @@ func TestTraceOfAnInvoke(t *testing.T) {
 		w.Write([]byte(`{"ok":true}`))
 	})
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs:     []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
 		RetryWaitMin:   time.Millisecond,
 		RetryWaitMax:   2 * time.Millisecond,
 		TracerProvider: tp,

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
@@ -126,7 +126,7 @@ func TestNoSecretInAnySink(t *testing.T) {
 		slog.NewJSONHandler(&js, &slog.HandlerOptions{Level: slog.LevelDebug}),
 	})
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: log,
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{Logger: log,
 		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})))
 	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: log})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
@@ -86,8 +86,8 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	logger := slog.New(slog.NewTextHandler(fr.log, nil))
 	mem := budget.New(budgetBytes)
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Budget: mem, MaxConnsPerHost: -1,
 	})))
 	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger,

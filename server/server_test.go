@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
@@ -79,7 +79,7 @@ func newRig(t testing.TB, opts ...func(*Config)) *rig {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Logger: quiet})))
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{Logger: quiet})))
 	mgr := &connections.Manager{Connections: store, States: store, Apps: apps}
 	// The access log on, as serve has it by default: a request's identity
 	// then lives in its access record (withIdentity).

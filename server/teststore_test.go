@@ -1,10 +1,10 @@
 package server
 
 import (
-	"context"
 	"testing"
 
 	"github.com/httptools/httptools/connections/sqlstore"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // testStore is the SQL store, as serve wires it: connections, secrets, API
@@ -12,10 +12,5 @@ import (
 type testStore = sqlstore.SQLStore
 
 func openTestStore(tb testing.TB, path string, keyring *sqlstore.Keyring) *testStore {
-	s, err := sqlstore.Open(context.Background(), "sqlite:"+path, keyring, sqlstore.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
+	return testkit.SQLiteStore(tb, path, keyring)
 }

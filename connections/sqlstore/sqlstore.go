@@ -22,8 +22,8 @@ import (
 // (several replicas). Tokens, refresh tokens, PKCE verifiers and secret
 // values are sealed with the keyring; each sealed value is bound to its row.
 type SQLStore struct {
-	db   *sql.DB
-	pg   bool
+	db      *sql.DB
+	pg      bool
 	keys    *Keyring
 	timeout time.Duration // Options.Timeout
 }

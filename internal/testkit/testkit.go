@@ -1,6 +1,10 @@
 // Package testkit holds the helpers the project's own tests share: waiting
-// for a condition a background goroutine changes, a locked buffer for logs.
-// It is for tests only; nothing in a program imports it.
+// for a condition a background goroutine changes, a locked buffer for logs,
+// an upstream that answers what no server should, a fetch client that may
+// reach the tests' upstreams on 127.0.0.1, and the real SQL stores. It is
+// for tests only; nothing in a program imports it. (Package fetch's and
+// package sqlstore's own in-package tests cannot import it: it imports
+// them.)
 package testkit
 
 import (
