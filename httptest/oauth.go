@@ -66,27 +66,27 @@ type codeGrant struct {
 // NewOAuthProvider starts a provider with client "client-1"/"secret-1" and
 // auth style "params".
 func NewOAuthProvider() *OAuthProvider {
+	p := NewUnstartedOAuthProvider()
+	p.Start()
+	return p
+}
+
+// NewUnstartedOAuthProvider is NewOAuthProvider's provider before it
+// serves, as httptest.NewUnstartedServer is: set its fields, then Start
+// it. Its URL is known once it has started.
+func NewUnstartedOAuthProvider() *OAuthProvider {
 	p := &OAuthProvider{ClientID: "client-1", ClientSecret: "secret-1", AuthStyle: "params",
 		codes: map[string]codeGrant{}, refresh: map[string]bool{}, revoked: map[string]bool{}, access: map[string]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/authorize", p.authorize)
 	mux.HandleFunc("/token", p.token)
-	p.Server = httptest.NewServer(mux)
+	p.Server = httptest.NewUnstartedServer(mux)
 	return p
 }
 
 // AuthURL and TokenURL are the provider's endpoints.
 func (p *OAuthProvider) AuthURL() string  { return p.URL + "/authorize" }
 func (p *OAuthProvider) TokenURL() string { return p.URL + "/token" }
-
-// Configure changes the provider's fields while it serves: its token
-// endpoint reads them under the same lock (a test whose requests come from
-// another process has no other ordering with the handlers).
-func (p *OAuthProvider) Configure(f func(*OAuthProvider)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(p)
-}
 
 // FailNext makes the next token requests fail, in order: "invalid_grant"
 // (400) or "500".

@@ -51,9 +51,17 @@ type oidcCode struct {
 	challenge, redirect, resource, scope string
 }
 
-// NewOIDCProvider starts a provider with a fresh RSA key. Change its fields
-// with Configure once it serves.
+// NewOIDCProvider starts a provider with a fresh RSA key.
 func NewOIDCProvider() *OIDCProvider {
+	p := NewUnstartedOIDCProvider()
+	p.Start()
+	return p
+}
+
+// NewUnstartedOIDCProvider is NewOIDCProvider's provider before it serves,
+// as httptest.NewUnstartedServer is: set its fields, then Start it. Its
+// URL (the issuer) is known once it has started.
+func NewUnstartedOIDCProvider() *OIDCProvider {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		panic(err)
@@ -66,16 +74,8 @@ func NewOIDCProvider() *OIDCProvider {
 	mux.HandleFunc("POST /register", p.register)
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.token)
-	p.Server = httptest.NewServer(mux)
+	p.Server = httptest.NewUnstartedServer(mux)
 	return p
-}
-
-// Configure changes the provider's fields while it serves (its handlers
-// read them under the same lock).
-func (p *OIDCProvider) Configure(f func(*OIDCProvider)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(p)
 }
 
 // config is a copy of the fields the handlers read.

@@ -161,7 +161,13 @@ type e2eWorld struct {
 }
 
 func newWorld(t *testing.T) *e2eWorld {
-	w := &e2eWorld{provider: toolstest.NewOAuthProvider(), hold: make(chan struct{}), arrived: make(chan struct{}, 8)}
+	// The provider grants the scope the apps.json below asks for, set
+	// before it serves: the binary's requests reach it from another
+	// process.
+	provider := toolstest.NewUnstartedOAuthProvider()
+	provider.Scope = "mail.send"
+	provider.Start()
+	w := &e2eWorld{provider: provider, hold: make(chan struct{}), arrived: make(chan struct{}, 8)}
 	t.Cleanup(w.provider.Close)
 	w.up = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.calls.Add(1)
@@ -220,7 +226,6 @@ func TestServeSQLite(t *testing.T) {
 		t.Errorf("no key: %d", st)
 	}
 	// Every route of the API on the binary.
-	w.provider.Scope = "mail.send"
 	for _, tc := range []struct {
 		method, path, body string
 		status             int
@@ -361,7 +366,6 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if st, body := b.do(t, key, "POST", "/v1/tools/t.secret/invoke", `{}`); st != 200 || !strings.Contains(body, "Bearer tok-shared") {
 		t.Errorf("B uses A's secret: %d %s", st, body)
 	}
-	w.provider.Scope = "mail.send"
 	_, body := a.do(t, key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
 	var auth struct{ URL string }
 	json.Unmarshal([]byte(body), &auth)

@@ -229,7 +229,6 @@ func TestRefreshSurvivesPostgresRestart(t *testing.T) {
 	pg := newPrivatePostgres(t)
 	w := newWorld(t)
 	w.provider.Rotate = true
-	w.provider.Scope = "mail.send"
 	// The token endpoint, through a gate: the test stops PostgreSQL while
 	// the refresh request waits at it.
 	arrived, release := make(chan struct{}, 1), make(chan struct{})

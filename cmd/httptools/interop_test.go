@@ -74,7 +74,6 @@ func TestNodeInterop(t *testing.T) {
 	os.WriteFile(filepath.Join(personal, "pmail.json"), []byte(`{"id":"t.pmail","description":"Mail as the person.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"`+w.up.URL+`/mail/person","authorization":{"kind":"connection","connection":"gmail"}}}`), 0o644)
-	w.provider.Configure(func(p *toolstest.OAuthProvider) { p.Scope = "mail.send" })
 	pe := startServe(t, e2eEnv, "--tools", personal, "--db", "sqlite:"+filepath.Join(state, "elicit.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
 	many := t.TempDir()
 	for i := range 1000 {
@@ -84,11 +83,12 @@ func TestNodeInterop(t *testing.T) {
 	}
 	pm := startServe(t, e2eEnv, "--tools", many, "--db", "sqlite:"+filepath.Join(state, "many.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
 	// A serve that also takes access tokens of a fake OpenID issuer.
-	idp := toolstest.NewOIDCProvider()
+	idp := toolstest.NewUnstartedOIDCProvider()
+	idp.Scopes = []string{"mcp"}
+	idp.Start()
 	t.Cleanup(idp.Close)
 	issuers := filepath.Join(state, "issuers.json")
 	os.WriteFile(issuers, []byte(fmt.Sprintf(`{"issuers":[{"url":%q,"tenant":"local","scopes":["mcp"]}]}`, idp.Issuer())), 0o644)
-	idp.Configure(func(p *toolstest.OIDCProvider) { p.Scopes = []string{"mcp"} })
 	oauthAddr := freeAddr(t)
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
