@@ -10,8 +10,6 @@ import (
 
 // The Manager's tests run on the real stores, SQLite and PostgreSQL.
 
-func testKeys(t testing.TB) *sqlstore.Keyring { return testkit.Keyring(t) }
-
 // openSQLite opens a store on a new SQLite file ("" for a new one).
 func openSQLite(t testing.TB, path string) *sqlstore.SQLStore {
 	return testkit.SQLiteStore(t, path, nil)
