@@ -13,7 +13,7 @@ import (
 // decoding the input or running the full validator. It only ever says
 // "certainly valid"; on false the full validator runs and finds the
 // violations, so the verdict is always the full validator's
-// (FuzzSimpleObjectAgrees checks this).
+// (a fuzz test holds the two to the same verdicts).
 type simpleObject struct {
 	props    map[string]simpleProp
 	nreq     int

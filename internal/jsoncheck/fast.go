@@ -17,7 +17,7 @@ import (
 // replacing the bad bytes), an escaped surrogate, and anything it refuses.
 //
 // So it only ever says yes for what the full check says yes to
-// (FuzzAcceptsOnlyWhatCheckAccepts); on documents without escapes and with
+// (a fuzz test holds it to that); on documents without escapes and with
 // valid UTF-8 it says the same as the full check, both ways.
 //
 // jsontext costs about 47 instructions a byte on an API answer (its

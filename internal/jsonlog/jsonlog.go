@@ -4,7 +4,7 @@
 // for a record of plain values — strings of printable ASCII, integers,
 // floats, booleans and durations — in about half the instructions,
 // and hands every other record, unchanged, to a slog.JSONHandler that it
-// keeps beside it (same writer, same lock, same attributes). FuzzSameAsSlog
+// keeps beside it (same writer, same lock, same attributes). A fuzz test
 // holds the two to the same bytes.
 package jsonlog
 
