@@ -234,9 +234,9 @@ var quoteSafe = func() (t [256]bool) {
 // appendQuoted appends s as a JSON string, as jsontext.AppendQuote does
 // (byte for byte, for any input: a fuzz test holds it to that), but plain
 // ASCII costs a table look-up and a store a byte: 16 k instructions for a
-// 1 KiB output (the text
-// content of every tools/call) against jsontext's 33 k. From the first
-// control character or non-ASCII byte on, jsontext quotes the rest.
+// 1 KiB output (the text content of every tools/call) against jsontext's
+// 33 k. From the first control character or non-ASCII byte on, jsontext
+// quotes the rest.
 func appendQuoted[Bytes ~[]byte | ~string](dst []byte, s Bytes) []byte {
 	// JSON text quotes often (every few bytes): bytes are written by index
 	// into room for the worst case (every byte escaped), made once.
