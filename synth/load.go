@@ -26,6 +26,11 @@ type LoadOptions struct {
 	// MaxTimeoutMs is the largest timeoutMs a manifest may set; 0 means
 	// DefaultMaxTimeoutMs.
 	MaxTimeoutMs int
+	// RefuseFilesystemHandlers refuses a codeArtifactRef of kind
+	// "filesystem" (a path on the author's disk), as the definition says
+	// production servers should: serve sets it. False accepts one with a
+	// warning, for validate and the CLI on an author's machine.
+	RefuseFilesystemHandlers bool
 }
 
 // Loader loads manifests with a registry and options. The zero value uses
@@ -240,11 +245,27 @@ func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
 	if m.Spec != nil && m.CodeArtifactRef != nil {
 		ps.Error("spec", "spec and codeArtifactRef are mutually exclusive: keep the declarative spec or the handler artifact, not both")
 	}
-	if m.Spec != nil && m.Pauses {
-		ps.Error("pauses", "only a pack tool with a handler can pause, not one with a declarative spec: remove pauses or the spec")
+	if m.Pauses {
+		switch {
+		case m.Spec != nil:
+			ps.Error("pauses", "only a pack tool with a handler can pause, not one with a declarative spec: remove pauses or the spec")
+		case m.Transport == "mcp":
+			ps.Error("pauses", "only a pack tool with a handler can pause, not an MCP server's tool (transport: \"mcp\"): remove pauses")
+		case m.CodeArtifactRef == nil:
+			ps.Error("pauses", "only a pack tool with a handler can pause, and this one has none: add its codeArtifactRef, or remove pauses")
+		}
 	}
-	if m.Limits != nil && m.Limits.CPUMs > 0 && m.Spec != nil {
-		ps.Warn("limits.cpuMs", "is not enforceable on a declarative call: the time limit of the call is the spec's timeout")
+	if a := m.CodeArtifactRef; a != nil && a.Kind == "filesystem" {
+		if opts.RefuseFilesystemHandlers {
+			ps.Error("codeArtifactRef.kind", "\"filesystem\" names a file on the author's disk, which a production server does not load: publish the handler as an oci artifact")
+		} else {
+			ps.Warn("codeArtifactRef.kind", "\"filesystem\" is for local development: httptools serve refuses it; publish the handler as an oci artifact")
+		}
+	}
+	if m.Spec != nil && m.Sandbox != "" && m.Sandbox != "none" {
+		// A declarative call runs in the service's process: what isolates
+		// it is the fetch policy, not a sandbox around a handler.
+		ps.Warn("sandbox", fmt.Sprintf("%q is not enforced on a declarative call, which has no handler to isolate: what holds instead is the SSRF guard, the network allowlist, the memory cap (limits.memMB) and the timeout (spec.timeoutMs)", m.Sandbox))
 	}
 }
 

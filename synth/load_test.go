@@ -169,7 +169,7 @@ func TestLoadWarnings(t *testing.T) {
 		{"GET with body", `{"spec": {"requestBody": {"kind": "json-input"}}}`, "spec.requestBody", "GET with a body"},
 		{"no network effect", `{"effects": null}`, "effects", "no network effect for api.acme.test"},
 		{"network effect for another host", `{"effects": [{"kind": "network", "resource": "external:other.test"}]}`, "effects", "no network effect"},
-		{"cpuMs", `{"limits": {"memMB": 10, "cpuMs": 10}}`, "limits.cpuMs", "not enforceable"},
+		{"sandbox", `{"sandbox": "context-isolated"}`, "sandbox", "not enforced on a declarative call"},
 		{"header placeholder", `{"spec": {"headers": [{"name": "X-Trace", "value": "{trace}"}]}}`, "spec.headers[0].value", "{trace} is not declared"},
 	}
 	for _, tc := range cases {
@@ -260,4 +260,50 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("error without problems: %v", err)
 		}
 	})
+}
+
+// TestDefinitionRules: the rules the Tool definition states and the loader
+// enforces. Only a tool with a handler pauses (3 refusals: with a spec, an
+// MCP server's tool, no handler; 1 load: a handler); a filesystem handler
+// warns, and is refused where a production server asks; limits.cpuMs, which
+// the schema requires, draws no warning.
+func TestDefinitionRules(t *testing.T) {
+	handlerTool := func(extra string) []byte {
+		return []byte(`{"id": "acme.h", "description": "d", "version": "1.0.0", "input": {"type": "object"}, "output": {"type": "object"}` + extra + `}`)
+	}
+	for name, src := range map[string][]byte{
+		"with a spec":       patch(t, `{"pauses": true}`),
+		"an MCP tool":       handlerTool(`, "pauses": true, "transport": "mcp", "mcpEndpoint": "mcp+http://a.test/mcp"`),
+		"without a handler": handlerTool(`, "pauses": true`),
+	} {
+		_, err := synth.Load(src)
+		var e *synth.Error
+		if !errors.As(err, &e) || len(e.Problems) == 0 || e.Problems[0].Path != "pauses" {
+			t.Errorf("pauses %s: %v", name, err)
+		}
+	}
+	if _, err := synth.Load(handlerTool(`, "pauses": true, "codeArtifactRef": {"kind": "oci", "imageRef": "r/i", "modulePath": "m", "artifactVersion": "1"}`)); err != nil {
+		t.Errorf("pauses with a handler: %v", err)
+	}
+
+	fs := handlerTool(`, "codeArtifactRef": {"kind": "filesystem", "modulePath": "/home/a/h.ts"}`)
+	tool, err := synth.Load(fs)
+	if err != nil || len(tool.Warnings()) != 1 || tool.Warnings()[0].Path != "codeArtifactRef.kind" {
+		t.Errorf("a filesystem handler by default: %v, %v", err, tool)
+	}
+	_, err = (&synth.Loader{Options: synth.LoadOptions{RefuseFilesystemHandlers: true}}).Load(fs)
+	var e *synth.Error
+	if !errors.As(err, &e) || e.Problems[0].Path != "codeArtifactRef.kind" || e.Problems[0].Severity != synth.SeverityError {
+		t.Errorf("a filesystem handler where refused: %v", err)
+	}
+
+	tool, err = synth.Load(patch(t, `{"limits": {"memMB": 10, "cpuMs": 10}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tool.Warnings() {
+		if strings.HasPrefix(p.Path, "limits") {
+			t.Errorf("limits draw a warning: %s: %s", p.Path, p.Message)
+		}
+	}
 }

@@ -341,6 +341,31 @@ func TestServeRefusesInvalidTools(t *testing.T) {
 	}
 }
 
+// TestServeRefusesFilesystemHandlers: a handler that is a file on the
+// author's disk is refused by serve, as the definition says production
+// servers should (and serve holds no port), and accepted with a warning by
+// validate (the author's own machine).
+func TestServeRefusesFilesystemHandlers(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.ReadFile("../../fixtures/warnings/filesystem-handler.json")
+	os.WriteFile(filepath.Join(dir, "local.json"), src, 0o644)
+	addr := freeAddr(t)
+	cmd := exec.Command(binary(t), "serve", "--tools", dir, "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"), "--addr", addr)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `local.json: codeArtifactRef.kind: "filesystem" names a file on the author's disk`) {
+		t.Fatalf("serve: %v: %s", err, out)
+	}
+	if ln, err := net.Listen("tcp", addr); err != nil {
+		t.Errorf("serve held %s after refusing its tools: %v", addr, err)
+	} else {
+		ln.Close()
+	}
+	vout, _, code := runCLI(t, "validate", dir)
+	if code != 0 || !strings.Contains(vout, `warning: codeArtifactRef.kind: "filesystem" is for local development`) {
+		t.Errorf("validate: exit %d, printed %q", code, vout)
+	}
+}
+
 // TestReplicasOnPostgres: two serve processes on one PostgreSQL: a key made
 // by the CLI works on both, a connection authorized on one is completed by
 // the other's callback, and a connection expiring under load on both is

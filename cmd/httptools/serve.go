@@ -55,6 +55,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	ctx := context.Background()
 	// The tools first: a problem with --tools creates nothing and holds no
 	// port.
+	f.production = true
 	p, err := f.check(log)
 	if err != nil {
 		return loadFailed(stderr, "serve", f.tools, err)

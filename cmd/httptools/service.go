@@ -31,6 +31,10 @@ import (
 
 // serviceFlags are the flags serve and mcp share.
 type serviceFlags struct {
+	// production is serve's: it refuses what a production server should
+	// (a filesystem handler); mcp, on a person's own machine, warns.
+	production bool
+
 	tools, db, apps, publicURL, logFormat, oidc string
 	allow                                       cidrFlags
 	maxTimeout                                  int
@@ -160,7 +164,7 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
 	})
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
-	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout}}
+	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production}}
 	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
 		var le *server.LoadError
 		if errors.As(err, &le) {
