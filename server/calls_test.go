@@ -45,6 +45,7 @@ func TestEveryFrontDoorIsOneCall(t *testing.T) {
 		}
 		text := res.Content[0].(*mcp.TextContent).Text
 		if !res.IsError {
+			text = unframe(t, text)
 			var v any
 			json.Unmarshal([]byte(text), &v)
 			out, _ := json.Marshal(v)
@@ -76,7 +77,7 @@ func TestEveryFrontDoorIsOneCall(t *testing.T) {
 		json.Unmarshal(raw, &tc)
 		if !rpc.Result.IsError {
 			var v any
-			json.Unmarshal([]byte(tc.Text), &v)
+			json.Unmarshal([]byte(unframe(t, tc.Text)), &v)
 			out, _ := json.Marshal(v)
 			return outcome{ok: string(out)}
 		}

@@ -68,7 +68,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 			if err != nil {
 				return nil, err
 			}
-			out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text()}}}
+			out := &mcp.CallToolResult{Meta: res.meta(), IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text()}}}
 			if sc := res.structuredContent(); sc != nil {
 				out.StructuredContent = sc
 			}
@@ -98,14 +98,32 @@ type mcpResult struct {
 	wrapped    bool
 	errText    string
 	isError    bool
+	// outside says the tool's results are outside data: the result's
+	// _meta says so, and its output's text is inside the boundary of
+	// marker (outside.go).
+	outside bool
+	tool    string
+	marker  string
 }
 
-// text is the result's text content.
+// text is the result's text content: the output (inside its boundary when
+// it is outside data), or the error's words.
 func (r mcpResult) text() string {
 	if r.isError {
 		return r.errText
 	}
+	if r.outside {
+		return frameOutside(r.tool, r.marker, string(r.output))
+	}
 	return string(r.output)
+}
+
+// meta is the result's _meta, or nil.
+func (r mcpResult) meta() mcp.Meta {
+	if !r.outside {
+		return nil
+	}
+	return mcp.Meta{OutsideDataMeta: true}
 }
 
 // structuredContent is the result's structured content, or nil.
@@ -152,9 +170,13 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		if errors.As(err, &e) {
 			msg = string(e.Code) + ": " + e.Message
 		}
-		return mcpResult{errText: msg, isError: true}, nil
+		return mcpResult{errText: msg, isError: true, outside: tool.OutsideData()}, nil
 	}
-	return mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil}, nil
+	r := mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil, outside: res.OutsideData, tool: tool.ID()}
+	if r.outside {
+		r.marker = newMarker()
+	}
+	return r, nil
 }
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is

@@ -126,10 +126,17 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		}
 		out = append(out, "}}\n"...)
 	} else {
-		out = append(out, `,"result":{"content":[{"type":"text","text":`...)
-		if res.isError {
+		out = append(out, `,"result":{`...)
+		if res.outside {
+			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true},`...)
+		}
+		out = append(out, `"content":[{"type":"text","text":`...)
+		switch {
+		case res.isError:
 			out = appendQuoted(out, res.errText)
-		} else {
+		case res.outside:
+			out = appendQuoted(out, res.text())
+		default:
 			out = appendQuoted(out, res.output)
 		}
 		out = append(out, "}]"...)

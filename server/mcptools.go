@@ -42,6 +42,9 @@ func NewMCPTool(t *synth.Tool) MCPTool {
 		}
 	}
 	mt.Annotations = annotations(t)
+	if t.OutsideData() {
+		mt.Meta = mcp.Meta{OutsideDataMeta: true}
+	}
 	mt.Title = mt.Annotations.Title
 	return out
 }

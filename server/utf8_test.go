@@ -73,7 +73,7 @@ func TestInvalidUTF8IsOneAnswer(t *testing.T) {
 		default:
 			var out struct{ Output json.RawMessage }
 			json.Unmarshal([]byte(rp.raw), &out)
-			if rp.status != 200 || string(out.Output) != res.Result.Content[0].Text {
+			if rp.status != 200 || string(out.Output) != unframe(t, res.Result.Content[0].Text) {
 				t.Errorf("%s: REST %d output %.100q, MCP text %.100q; want the same", name, rp.status, out.Output, res.Result.Content[0].Text)
 			}
 			if !strings.Contains(string(out.Output), "\uFFFD") {
