@@ -148,6 +148,22 @@ func TestEveryFrontDoorIsOneCall(t *testing.T) {
 		})
 	}
 
+	// The console says an answer is outside data, as MCP's _meta and REST's
+	// meta do.
+	form := url.Values{"action": {"run"}, "_json": {`{"id":"o-1"}`}}
+	req, _ := http.NewRequest("POST", r.http.URL+"/ui/tools/t.echo", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: uiCookie, Value: sessionOf(t, r, r.keyA)})
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `id="outside-data"`) {
+			t.Errorf("the console does not say the answer is outside data")
+		}
+	}
+
 	// A person rule is the service's: a person key acting for another
 	// person is refused the same by REST and the console.
 	restOut := rest(person, "t.echo", `{"id":"x"}`, `{"person":"u2"}`)

@@ -186,6 +186,7 @@ type runResult struct {
 	DryRun                       bool
 	HTTPStatus                   int
 	Status, Attempts, DurationMs int64
+	OutsideData                  bool
 	Output                       string
 	Code, Reason, Message        string
 	Curl                         string
@@ -271,6 +272,7 @@ func (s *Server) runForConsole(ctx context.Context, tool *synth.Tool, input json
 		var out *synth.Result
 		if out, err = s.call(ctx, c); err == nil {
 			res.Status, res.Attempts, res.DurationMs = int64(out.Status), int64(out.Attempts), out.Duration.Milliseconds()
+			res.OutsideData = out.OutsideData
 			var b bytes.Buffer
 			if json.Indent(&b, out.Output, "", "  ") == nil {
 				res.Output = b.String()
