@@ -74,6 +74,13 @@ var migrations = []string{
 		created BIGINT NOT NULL,
 		expires BIGINT NOT NULL
 	)`,
+	// Tool policies: one document per tenant, and AllTenants' for every
+	// tenant.
+	`CREATE TABLE policies (
+		tenant TEXT PRIMARY KEY,
+		doc TEXT NOT NULL,
+		updated BIGINT NOT NULL
+	)`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
