@@ -37,6 +37,15 @@ type access struct {
 	// else it is read from the answer's head.
 	outcome      string
 	outcomeKnown bool
+	// policy is the rule that denied a tool the request asked for.
+	policy string
+}
+
+// notePolicy records the rule that denied a tool to the request.
+func notePolicy(ctx context.Context, rule string) {
+	if a := accessOf(ctx); a != nil && a.policy == "" {
+		a.policy = rule
+	}
 }
 
 // noteMCPCall records a tools/call the fast path answered: the tool and
@@ -240,6 +249,9 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			}
 			if a.tenant != "" {
 				attrs = append(attrs, slog.String("tenant", a.tenant), slog.String("key", a.keyID))
+			}
+			if a.policy != "" {
+				attrs = append(attrs, slog.String("policy", a.policy))
 			}
 			if status >= 400 && len(aw.head) > 0 {
 				if c := gjson.GetBytes(aw.head, "error.code"); c.Exists() {

@@ -113,21 +113,41 @@ func decodeBody(w http.ResponseWriter, body []byte, v any) bool {
 	return true
 }
 
+// listTools lists the tools the caller may see: the policies' denied ones
+// are not there.
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	g, err := s.gateFor(r.Context(), tenantOf(r.Context()), identity(r.Context()), r.Header.Get("X-Person-Id"))
+	if err != nil {
+		writeFailure(w, err)
+		return
+	}
 	ts := s.Tools()
 	out := make([]json.RawMessage, 0, len(ts.ids))
 	for _, id := range ts.ids {
-		out = append(out, ts.raw[id])
+		if g.decide(ts.tools[id]).Allow {
+			out = append(out, ts.raw[id])
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
 }
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if raw, ok := s.Tools().raw[id]; ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(raw)
+	ts := s.Tools()
+	raw, ok := ts.raw[id]
+	if !ok {
+		toolNotFound(w, id)
 		return
 	}
-	toolNotFound(w, id)
+	g, err := s.gateFor(r.Context(), tenantOf(r.Context()), identity(r.Context()), r.Header.Get("X-Person-Id"))
+	if err != nil {
+		writeFailure(w, err)
+		return
+	}
+	if !g.allows(r.Context(), ts.tools[id]) {
+		toolNotFound(w, id)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(raw)
 }

@@ -46,18 +46,26 @@ type toolCall struct {
 	admitted bool
 }
 
-// settle fixes whose call it is: the caller's tenant, and the person
-// rules of its key. The error is a *refusal (403).
-func (c *toolCall) settle() error {
-	if c.caller == nil {
-		return nil
+// settle fixes whose call it is (the caller's tenant, the person rules of
+// its key) and that the policies let the caller run the tool. The error is
+// a *refusal: 403 for a person rule, and for a denied tool what an unknown
+// id gets.
+func (s *Server) settle(ctx context.Context, c *toolCall) error {
+	if c.caller != nil {
+		c.tenant = c.caller.Tenant
+		person, unattended, refused := actAs(c.caller, c.context.Person, c.context.Unattended)
+		if refused != "" {
+			return &refusal{status: http.StatusForbidden, code: "forbidden", reason: "role", msg: refused}
+		}
+		c.context.Person, c.context.Unattended = person, unattended
 	}
-	c.tenant = c.caller.Tenant
-	person, unattended, refused := actAs(c.caller, c.context.Person, c.context.Unattended)
-	if refused != "" {
-		return &refusal{status: http.StatusForbidden, code: "forbidden", reason: "role", msg: refused}
+	g, err := s.gateFor(ctx, c.tenant, c.caller, c.context.Person)
+	if err != nil {
+		return err
 	}
-	c.context.Person, c.context.Unattended = person, unattended
+	if !g.allows(ctx, c.tool) {
+		return toolNotFoundRefusal(c.tool.ID())
+	}
 	return nil
 }
 
@@ -66,7 +74,7 @@ func (c *toolCall) settle() error {
 // in-flight tracking. The error is a *refusal (the call did not run: a
 // person rule, the tenant's limit) or the call's *synth.Error.
 func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
-	if err := c.settle(); err != nil {
+	if err := s.settle(ctx, &c); err != nil {
 		return nil, err
 	}
 	if !c.admitted {
@@ -115,7 +123,7 @@ func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
 // shows them as [REDACTED] and its curl line as their $HTTPTOOLS_…
 // variables. Errors as call's.
 func (s *Server) dryRun(ctx context.Context, c toolCall) (json.RawMessage, error) {
-	if err := c.settle(); err != nil {
+	if err := s.settle(ctx, &c); err != nil {
 		return nil, err
 	}
 	cc := synth.CallContext{Tenant: c.tenant, Person: c.context.Person, Run: c.context.Run,

@@ -106,9 +106,7 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (
 	return req, true
 }
 
-func toolNotFound(w http.ResponseWriter, id string) {
-	writeError(w, http.StatusNotFound, string(synth.CodeToolNotFound), "", fmt.Sprintf("no tool %q: GET /v1/tools lists them", id))
-}
+func toolNotFound(w http.ResponseWriter, id string) { writeFailure(w, toolNotFoundRefusal(id)) }
 
 // toolError is a call's error as the API words it: a *synth.Error, or a
 // handler error carrying its message.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,8 +22,64 @@ import (
 func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+	srv.AddReceivingMiddleware(s.mcpPolicy(tenant))
 	s.SyncMCP(srv, tenant, person)
 	return srv
+}
+
+// mcpPolicy applies the tool policies to MCP requests before the SDK
+// answers them: tools/list leaves out the tools the caller may not see
+// (every page), and a tools/call of one is answered as the SDK answers an
+// unknown tool, before anything of it runs. tenant is the stdio server's
+// (its caller counts as the tenant's admin); "" on HTTP, where the
+// request's credential says who calls.
+func (s *Server) mcpPolicy(tenant string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/list" && method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			callTenant, key, person := tenant, (*auth.APIKey)(nil), ""
+			if tenant == "" {
+				key = identity(ctx)
+				var h http.Header
+				if ex := req.GetExtra(); ex != nil {
+					h = ex.Header
+				}
+				callTenant, person = mcpCaller(ctx, h)
+			}
+			g, err := s.gateFor(ctx, callTenant, key, person)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failureOf(err).msg}
+			}
+			if method == "tools/call" {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+					if tool, ok := s.Tools().Tool(p.Name); ok && !g.allows(ctx, tool) {
+						return nil, unknownTool(p.Name)
+					}
+				}
+				return next(ctx, method, req)
+			}
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				ts := s.Tools()
+				kept := lr.Tools[:0:0]
+				for _, t := range lr.Tools {
+					if tool, ok := ts.Tool(t.Name); !ok || g.decide(tool).Allow {
+						kept = append(kept, t)
+					}
+				}
+				lr.Tools = kept
+			}
+			return res, err
+		}
+	}
+}
+
+// unknownTool is the SDK's answer to a tools/call of a tool it does not
+// have, which a denied tool gets too.
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
 // SyncMCP makes srv's tools the current tool set's: tools gone are removed,
@@ -158,8 +216,12 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	}
 	// The key's person rules were applied where the request came in
 	// (mcpCaller, the X-Person-Id check): person is already the call's.
-	res, err := s.call(ctx, toolCall{tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
+	res, err := s.call(ctx, toolCall{caller: identity(ctx), tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
 		opts: synth.InvokeOptions{Hold: hold}})
+	var rf *refusal
+	if errors.As(err, &rf) && rf.code == string(synth.CodeToolNotFound) {
+		return mcpResult{}, unknownTool(tool.ID()) // denied since the list: as the SDK answers an unknown tool
+	}
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
 	}
@@ -197,6 +259,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 	ts.mcpOnce.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
+		srv.AddReceivingMiddleware(s.mcpPolicy(""))
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv
 	})

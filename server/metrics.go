@@ -20,6 +20,7 @@ type Metrics struct {
 	inflight  prometheus.Gauge
 
 	refusals       *prometheus.CounterVec
+	policyDenials  *prometheus.CounterVec
 	tenantInflight *prometheus.GaugeVec
 	budgetOnce     sync.Once
 
@@ -76,10 +77,12 @@ func NewMetrics() *Metrics {
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "httptools_inflight_calls", Help: "Tool calls in flight."}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_refusals_total",
 			Help: "Calls refused for load, by tenant and reason (tenant-limit: 429; memory-budget: 503)."}, []string{"tenant", "reason"}),
+		policyDenials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "httptools_policy_denials_total",
+			Help: "Calls and look-ups of a tool that a policy denied to the caller (answered as for an unknown tool), by the rule that decided."}, []string{"rule"}),
 		tenantInflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "httptools_tenant_inflight_calls",
 			Help: "Tool calls in flight by tenant."}, []string{"tenant"}),
 	}
-	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight, m.refusals, m.tenantInflight,
+	m.Registry.MustRegister(m.calls, m.latency, m.retries, m.denials, m.refreshes, m.inflight, m.refusals, m.policyDenials, m.tenantInflight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

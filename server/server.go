@@ -88,6 +88,13 @@ type Config struct {
 	// together (a draw past it waits for the tenant's own calls); 0 means
 	// half the budget, < 0 no bound.
 	TenantMaxBytes int64
+	// Policies keeps the tool policies; nil: none, every caller sees
+	// every tool.
+	Policies PolicyStore
+	// PolicyTTL is how long a policy read is used before it is read
+	// again (a change reaches every replica within it); 0 means
+	// DefaultPolicyTTL.
+	PolicyTTL time.Duration
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -111,6 +118,7 @@ type Server struct {
 	draining      atomic.Bool    // stopping: /readyz answers 503
 	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64   // tools/call answered by the fast path
+	policies      policyCache
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -207,6 +215,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.sensitive(s.revokeConnection))
+	mux.Handle("GET /v1/policy", s.authed(s.getPolicy, admin))
+	mux.Handle("PUT /v1/policy", s.sensitive(s.putPolicy, admin))
+	mux.Handle("DELETE /v1/policy", s.sensitive(s.deletePolicy, admin))
 	mux.Handle("GET /v1/keys", s.authed(s.listKeys, admin))
 	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,6 +29,24 @@ type Toolset struct {
 
 	mcpToolsOnce sync.Once
 	mcpTools     map[string]MCPTool // each tool's MCP view, built on first use
+
+	factsOnce sync.Once
+	facts     map[string]policy.Tool // what a policy selects each tool by, built on first use
+}
+
+// factsOf is what a policy selects tool by: the set's, when tool is one of
+// its own.
+func (ts *Toolset) factsOf(tool *synth.Tool) policy.Tool {
+	ts.factsOnce.Do(func() {
+		ts.facts = make(map[string]policy.Tool, len(ts.ids))
+		for _, id := range ts.ids {
+			ts.facts[id] = factsOf(ts.tools[id])
+		}
+	})
+	if ts.tools[tool.ID()] == tool {
+		return ts.facts[tool.ID()]
+	}
+	return factsOf(tool)
 }
 
 // Tool returns a tool by id.

@@ -48,16 +48,28 @@ func rowOf(id string, raw []byte) toolRow {
 
 func (s *Server) uiCatalogue(w http.ResponseWriter, r *http.Request) {
 	ts := s.Tools()
+	k := identity(r.Context())
+	g, err := s.gateFor(r.Context(), k.Tenant, k, "")
+	if err != nil {
+		f := failureOf(err)
+		s.uiRender(w, r, f.status, "error", uiPage{Title: "Tools", Nav: "tools", Error: f.msg})
+		return
+	}
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
 	rows := make([]toolRow, 0, len(ts.ids))
+	visible := 0
 	for _, id := range ts.ids {
+		if !g.decide(ts.tools[id]).Allow {
+			continue // denied: not in the catalogue, its count or a search
+		}
+		visible++
 		row := rowOf(id, ts.raw[id])
 		if q != "" && !matchesAll(row.Search, q) {
 			continue
 		}
 		rows = append(rows, row)
 	}
-	s.uiRender(w, r, http.StatusOK, "catalogue", uiPage{Title: "Tools", Nav: "tools", Data: map[string]any{"Rows": rows, "Q": r.URL.Query().Get("q"), "Total": len(ts.ids)}})
+	s.uiRender(w, r, http.StatusOK, "catalogue", uiPage{Title: "Tools", Nav: "tools", Data: map[string]any{"Rows": rows, "Q": r.URL.Query().Get("q"), "Total": visible}})
 }
 
 // matchesAll: every word of q is in text.
@@ -193,9 +205,16 @@ type runResult struct {
 	Request                      string
 }
 
+// toolView is the page of tool id, false when there is none for the
+// signed-in key (none at all, or one the policies deny it).
 func (s *Server) toolView(r *http.Request, id string) (*toolView, bool) {
-	raw, ok := s.Tools().raw[id]
+	ts := s.Tools()
+	raw, ok := ts.raw[id]
 	if !ok {
+		return nil, false
+	}
+	k := identity(r.Context())
+	if g, err := s.gateFor(r.Context(), k.Tenant, k, ""); err != nil || !g.allows(r.Context(), ts.tools[id]) {
 		return nil, false
 	}
 	m := gjson.ParseBytes(raw)

@@ -43,7 +43,7 @@ Usage:
 
   httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
                   [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
-                  [--log-format text|json] [--drain-timeout 30s]
+                  [--log-format text|json] [--drain-timeout 30s] [--policy policy.json]
       Serve every tool of DIR over REST (/v1/…) and MCP (/mcp) to the tenants of
       its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.
 
@@ -52,6 +52,10 @@ Usage:
 
   httptools mcp --tools DIR [--person ID] [--db …]
       Serve the tools over MCP on stdin/stdout, as tenant local.
+
+  httptools policy check --policy FILE --tools DIR [--tenant-policy FILE]
+      Check a tool policy offline and print what each key role, key and
+      person it names sees of DIR.
 `
 
 func main() {
@@ -84,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return keys(args[1:], stdout, stderr)
 	case "mcp":
 		return mcpStdio(args[1:], os.Stdin, stdout, stderr)
+	case "policy":
+		return policyCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, usage, fetch.Version)
 		return 0

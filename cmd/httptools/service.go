@@ -22,6 +22,7 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/internal/jsonlog"
+	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
 )
@@ -43,6 +44,7 @@ type serviceFlags struct {
 	tenantLimits                                tenantLimitFlags
 	noAccessLog                                 bool
 	ui                                          string
+	policy                                      string
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
@@ -61,6 +63,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
+	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
 
@@ -129,6 +132,7 @@ type plan struct {
 	client *fetch.Client // tools' calls, and through HTTPClient every request of the service's own
 	loader *synth.Loader
 	tools  *server.Toolset
+	policy []byte // --policy, checked: the policy every tenant is under
 }
 
 // errNoTools names the flag a newcomer forgets.
@@ -152,6 +156,16 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	}
 	p := &plan{}
 	var err error
+	if f.policy != "" {
+		src, err := os.ReadFile(f.policy)
+		if err != nil {
+			return nil, fmt.Errorf("--policy %w", unwrapPath(err))
+		}
+		if _, err := policy.Parse(src); err != nil {
+			return nil, fmt.Errorf("--policy %s: %w", f.policy, err)
+		}
+		p.policy = src
+	}
 	if f.apps != "" {
 		if p.apps, err = connections.LoadApps(f.apps); err != nil {
 			return nil, fmt.Errorf("--apps %w", err)
@@ -270,8 +284,14 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	if strings.HasPrefix(f.db, "sqlite:") {
 		envTenant = "local" // HTTPTOOLS_SECRET_* variables serve the local tenant only
 	}
+	if p.policy != nil {
+		if err := store.PutPolicy(ctx, server.AllTenants, p.policy); err != nil {
+			return nil, fmt.Errorf("--policy %s: storing it: %w", f.policy, err)
+		}
+	}
 	srv, err := server.New(server.Config{
-		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		Policies: store,
+		Store:    store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,

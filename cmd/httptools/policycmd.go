@@ -1,0 +1,110 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/httptools/httptools/auth"
+	_ "github.com/httptools/httptools/httpspec" // the "http" kind
+	"github.com/httptools/httptools/policy"
+	"github.com/httptools/httptools/server"
+	"github.com/httptools/httptools/synth"
+)
+
+const policyHelp = `usage: httptools policy check --policy FILE --tools DIR [--tenant-policy FILE]
+
+Check a tool policy offline and print what each subject sees of a tools folder: every key role, and every
+key id and person the rules name. --policy is the policy all tenants are under (serve --policy); --tenant-policy
+one tenant's own (PUT /v1/policy). Deny wins across both. Exit 1 when a policy has a problem (each printed with
+its field path), 2 on a usage error.
+`
+
+func policyCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "check" || wantsHelp(args) {
+		if wantsHelp(args) {
+			fmt.Fprint(stdout, policyHelp)
+			return 0
+		}
+		fmt.Fprint(stderr, policyHelp)
+		return 2
+	}
+	fs := flag.NewFlagSet("policy check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	all := fs.String("policy", "", "the policy all tenants are under")
+	own := fs.String("tenant-policy", "", "one tenant's policy")
+	tools := fs.String("tools", "", "the tools folder")
+	if err := fs.Parse(args[1:]); err != nil || *tools == "" || (*all == "" && *own == "") {
+		fmt.Fprint(stderr, policyHelp)
+		return 2
+	}
+	var policies []*policy.Policy
+	for _, file := range []string{*all, *own} {
+		if file == "" {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools policy:", unwrapPath(err))
+			return 2
+		}
+		p, err := policy.Parse(src)
+		if err != nil {
+			if pe, ok := err.(*policy.Error); ok {
+				for _, pr := range pe.Problems {
+					fmt.Fprintf(stdout, "%s: %s\n", file, pr)
+				}
+				return 1
+			}
+			fmt.Fprintf(stdout, "%s: %v\n", file, err)
+			return 1
+		}
+		policies = append(policies, p)
+	}
+	ts, err := server.LoadTools(*tools, &synth.Loader{}, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools policy:", err)
+		return 1
+	}
+	type subject struct {
+		name string
+		who  policy.Subject
+	}
+	subjects := []subject{{"role admin", policy.Subject{Role: auth.RoleAdmin}}, {"role service", policy.Subject{Role: auth.RoleService}}, {"role person", policy.Subject{Role: auth.RolePerson}}}
+	var keys, persons []string
+	for _, p := range policies {
+		for _, r := range p.Rules {
+			keys = append(keys, r.Subjects.Keys...)
+			persons = append(persons, r.Subjects.Persons...)
+		}
+	}
+	slices.Sort(keys)
+	slices.Sort(persons)
+	for _, k := range slices.Compact(keys) {
+		subjects = append(subjects, subject{"key " + k + " (a service key)", policy.Subject{Role: auth.RoleService, Key: k}})
+	}
+	for _, p := range slices.Compact(persons) {
+		subjects = append(subjects, subject{"person " + p + " (their own key)", policy.Subject{Role: auth.RolePerson, Person: p}})
+	}
+	for _, s := range subjects {
+		var lines []string
+		seen := 0
+		for _, id := range ts.IDs() {
+			tool, _ := ts.Tool(id)
+			d := policy.Decide(server.ToolFacts(tool), s.who, policies...)
+			if d.Allow {
+				seen++
+				lines = append(lines, fmt.Sprintf("  + %s", id))
+			} else {
+				lines = append(lines, fmt.Sprintf("  - %s (denied by %s)", id, d.Rule))
+			}
+		}
+		fmt.Fprintf(stdout, "%s: sees %d of %d tools\n", s.name, seen, len(ts.IDs()))
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/policy"
+	"github.com/httptools/httptools/synth"
+	"github.com/tidwall/gjson"
+)
+
+// Tool policies (package policy has the rules). A tenant's policy and the
+// policy of all tenants decide, together, which tools each caller sees and
+// runs, on every door: REST's list, get, invoke and dry run, MCP's
+// tools/list and tools/call (both paths), the console's catalogue, search
+// and tool pages. To a caller a denied tool does not exist: it gets what an
+// unknown id gets. The access log and /metrics name the rule that denied.
+
+// PolicyStore keeps the tool policies: a document per tenant and one
+// under AllTenants (sqlstore.SQLStore is one). It must be safe for
+// concurrent use.
+type PolicyStore interface {
+	// Policy returns tenant's document, or connections.ErrNotFound.
+	Policy(ctx context.Context, tenant string) ([]byte, error)
+	// PutPolicy sets tenant's document; nil removes it.
+	PutPolicy(ctx context.Context, tenant string, doc []byte) error
+}
+
+// AllTenants is the tenant name of the policy every tenant is under.
+const AllTenants = "*"
+
+// DefaultPolicyTTL is how long a replica uses a policy it read before it
+// reads it again: a change reaches every replica within it.
+const DefaultPolicyTTL = 2 * time.Second
+
+// policyCache holds the policies read lately, per tenant.
+type policyCache struct {
+	mu sync.Mutex
+	m  map[string]policyEntry
+}
+
+type policyEntry struct {
+	p  *policy.Policy // nil: none
+	at time.Time
+}
+
+// policyOf returns tenant's policy (nil for none), read again once it is
+// older than the TTL. A store that fails keeps the last one read in use;
+// with none read yet, the error is the caller's (store-unavailable).
+func (s *Server) policyOf(ctx context.Context, tenant string) (*policy.Policy, error) {
+	if s.cfg.Policies == nil {
+		return nil, nil
+	}
+	ttl := s.policyTTL()
+	c := &s.policies
+	c.mu.Lock()
+	e, ok := c.m[tenant]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < ttl {
+		return e.p, nil
+	}
+	doc, err := s.cfg.Policies.Policy(ctx, tenant)
+	var p *policy.Policy
+	switch {
+	case errors.Is(err, connections.ErrNotFound):
+	case err != nil:
+		if ok {
+			return e.p, nil // the store is down: the last policy read holds
+		}
+		return nil, s.storeRefusal("reading the tool policy", err)
+	default:
+		if p, err = policy.Parse(doc); err != nil {
+			// Stored only after it was checked; a document that no
+			// longer parses denies everything rather than nothing.
+			s.cfg.Logger.Error("a stored tool policy does not parse: every tool is denied to the tenant until it is set again", "tenant", tenant, "error", err.Error())
+			p = &policy.Policy{Default: "deny"}
+		}
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]policyEntry{}
+	}
+	c.m[tenant] = policyEntry{p: p, at: time.Now()}
+	c.mu.Unlock()
+	return p, nil
+}
+
+// forget drops tenant's cached policy: this replica applies its own
+// change at once.
+func (c *policyCache) forget(tenant string) {
+	c.mu.Lock()
+	delete(c.m, tenant)
+	c.mu.Unlock()
+}
+
+// gate decides tools for one caller of one tenant: the two policies read
+// once.
+type gate struct {
+	s        *Server
+	who      policy.Subject
+	policies []*policy.Policy
+}
+
+// gateFor is the gate of a caller: key (nil for a caller the process
+// trusts, MCP over stdio, which counts as its tenant's admin) acting for
+// person.
+func (s *Server) gateFor(ctx context.Context, tenant string, key *auth.APIKey, person string) (*gate, error) {
+	all, err := s.policyOf(ctx, AllTenants)
+	if err != nil {
+		return nil, err
+	}
+	own, err := s.policyOf(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	who := policy.Subject{Role: auth.RoleAdmin, Person: person}
+	if key != nil {
+		who.Role, who.Key = key.Role, key.ID
+		if key.Role == auth.RolePerson {
+			who.Person = key.Person
+		}
+	}
+	return &gate{s: s, who: who, policies: []*policy.Policy{all, own}}, nil
+}
+
+// decide is the decision for tool (a listing's: nothing is counted).
+func (g *gate) decide(tool *synth.Tool) policy.Decision {
+	if g.policies[0] == nil && g.policies[1] == nil {
+		return policy.Decision{Allow: true, Rule: "default"}
+	}
+	return policy.Decide(g.s.Tools().factsOf(tool), g.who, g.policies...)
+}
+
+// allows says whether the caller may run or look up tool; a denial is
+// counted under its rule and noted on the request's access record.
+func (g *gate) allows(ctx context.Context, tool *synth.Tool) bool {
+	d := g.decide(tool)
+	if !d.Allow {
+		g.s.cfg.Metrics.policyDenials.WithLabelValues(d.Rule).Inc()
+		notePolicy(ctx, d.Rule)
+	}
+	return d.Allow
+}
+
+// ToolFacts is what a policy may select tool by: its id, metadata.tags,
+// effects, whether it mutates, its auth kind ("none" without one) and its
+// upstream host.
+func ToolFacts(t *synth.Tool) policy.Tool { return factsOf(t) }
+
+func factsOf(t *synth.Tool) policy.Tool {
+	m := t.Manifest()
+	f := policy.Tool{ID: t.ID(), Mutating: m.IsMutating(), Auth: "none"}
+	for _, tag := range gjson.GetBytes(m.Metadata, "tags").Array() {
+		if tag.Type == gjson.String {
+			f.Tags = append(f.Tags, tag.Str)
+		}
+	}
+	for _, e := range m.Effects {
+		f.Effects = append(f.Effects, policy.Effect{Kind: e.Kind, Resource: e.Resource})
+	}
+	if m.Spec != nil {
+		if k := gjson.GetBytes(m.Spec.Raw, "authorization.kind"); k.Type == gjson.String {
+			f.Auth = k.Str
+		}
+		if h := templateHost(gjson.GetBytes(m.Spec.Raw, "urlTemplate").Str); h != "" {
+			f.Hosts = []string{h}
+		}
+	}
+	return f
+}
+
+// templateHost is the literal host of a URL template (the load rules make
+// every http tool's one).
+func templateHost(tmpl string) string {
+	_, rest, ok := strings.Cut(tmpl, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#{"); i >= 0 {
+		rest = rest[:i]
+	}
+	u, err := url.Parse("http://" + rest)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// toolNotFoundRefusal is what a denied tool gets: what an unknown id gets.
+func toolNotFoundRefusal(id string) *refusal {
+	return &refusal{status: http.StatusNotFound, code: string(synth.CodeToolNotFound), msg: fmt.Sprintf("no tool %q: GET /v1/tools lists them", id)}
+}
