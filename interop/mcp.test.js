@@ -116,6 +116,17 @@ for (const [name, connect] of [["http", http], ["stdio", stdio]]) {
   }));
 }
 
+test("http: a tool the policy denies is neither listed nor callable", () => withClient(() => http(), async (client) => {
+  const { tools } = await client.listTools();
+  assert.ok(tools.some((t) => t.name === "t.echo"));
+  assert.ok(!tools.some((t) => t.name === "t.slow"), "t.slow is listed");
+  // Called by name anyway: the answer an unknown tool gets.
+  const unknown = await client.callTool({ name: "no.such-tool", arguments: {} }).then((r) => JSON.stringify(r), (e) => e.message);
+  const denied = await client.callTool({ name: "t.slow", arguments: {} }).then((r) => JSON.stringify(r), (e) => e.message);
+  assert.match(denied, /unknown tool "t\.slow"/);
+  assert.equal(denied.replace("t.slow", "X"), unknown.replace("no.such-tool", "X"));
+}));
+
 test("http: 1000 tools list and a call works", { skip: !env.HTTPTOOLS_MANY_URL }, () => withClient(() => http(env.HTTPTOOLS_MANY_URL, env.HTTPTOOLS_MANY_KEY), async (client) => {
   let tools = [];
   let cursor;

@@ -81,7 +81,11 @@ func TestNodeInterop(t *testing.T) {
 	localCopy(t, "../../fixtures/tools", filepath.Join(w.tools, "fixtures"), w.up.URL)
 	localCopy(t, "../../docs/examples", filepath.Join(w.tools, "examples"), w.up.URL)
 	state := t.TempDir()
-	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
+	// The policy every tenant is under: t.slow denied to everyone.
+	policyFile := filepath.Join(state, "policy.json")
+	os.WriteFile(policyFile, []byte(`{"rules":[{"name":"no-slow","effect":"deny","tools":{"ids":["t.slow"]}}]}`), 0o644)
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8",
+		"--policy", policyFile)
 	// A serve with apps.json and a tool on the person's connection, for URL
 	// elicitation.
 	personal := t.TempDir()

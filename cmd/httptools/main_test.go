@@ -266,3 +266,31 @@ func TestDryRunEveryKind(t *testing.T) {
 		t.Errorf("a one-character secret in the JSON description:\n%s", out)
 	}
 }
+
+// TestPolicyCheck: policy check prints what each role and each key and
+// person the rules name sees of a folder, the deciding rule beside each
+// denied tool; a bad policy is every problem with its path, exit 1.
+func TestPolicyCheck(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "policy.json")
+	os.WriteFile(good, []byte(`{"rules":[
+	  {"name":"no-mutations-for-people","effect":"deny","tools":{"mutating":true},"subjects":{"roles":["person"]}},
+	  {"name":"no-brave","effect":"deny","tools":{"ids":["brave.*"]},"subjects":{"keys":["key_abc"]}}]}`), 0o644)
+	out, _, code := runCLI(t, "policy", "check", "--policy", good, "--tools", "fixtures/tools")
+	for _, want := range []string{
+		"role admin: sees 7 of 7 tools", "role person: sees 3 of 7 tools",
+		"  - gmail.send (denied by no-mutations-for-people)", "key key_abc (a service key): sees 6 of 7 tools",
+		"  - brave.web-search (denied by no-brave)",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d; no %q in:\n%s", code, want, out)
+		}
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"default":"maybe","rules":[{"effect":"allow","subjects":{"roles":["root"]}}]}`), 0o644)
+	out, _, code = runCLI(t, "policy", "check", "--policy", bad, "--tools", "fixtures/tools")
+	if code != 1 || !strings.Contains(out, bad+": default:") || !strings.Contains(out, bad+": rules[0].subjects.roles[0]:") {
+		t.Errorf("a bad policy: exit %d:\n%s", code, out)
+	}
+}
