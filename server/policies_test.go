@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -258,4 +259,43 @@ func consoleRows(page string) []string {
 		}
 	}
 	return ids
+}
+
+// TestPolicyInTheConsole: an admin sets the tenant's policy on the console
+// page (a bad one is refused with its problems, nothing stored), and the
+// API then applies it; a person key cannot.
+func TestPolicyInTheConsole(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true; c.Policies = c.Store.(PolicyStore) })
+	person, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RolePerson, "u1")
+	if page := consolePage(t, r, person, "GET", "/ui/policy", nil); !strings.Contains(page, "managed with an admin key") {
+		t.Errorf("a person key sees the policy form")
+	}
+	consolePage(t, r, person, "POST", "/ui/policy", url.Values{"policy": {`{"default":"deny","rules":[]}`}})
+	if _, err := r.store.Policy(context.Background(), "tenant-a"); err == nil {
+		t.Fatal("a person key stored a policy")
+	}
+	// A browser keeps the flash cookie the refusal redirects with.
+	jar, _ := cookiejar.New(nil)
+	base, _ := url.Parse(r.http.URL)
+	jar.SetCookies(base, []*http.Cookie{{Name: uiCookie, Value: sessionOf(t, r, r.keyA), Path: "/ui"}})
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.PostForm(r.http.URL+"/ui/policy", url.Values{"policy": {`{"rules":[{"effect":"permit"}]}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(bad), "rules[0].effect") {
+		t.Errorf("a bad policy's page does not name rules[0].effect")
+	}
+	if _, err := r.store.Policy(context.Background(), "tenant-a"); err == nil {
+		t.Fatal("a bad policy was stored")
+	}
+	consolePage(t, r, r.keyA, "POST", "/ui/policy", url.Values{"policy": {`{"rules":[{"name":"no-echo","effect":"deny","tools":{"ids":["t.echo"]}}]}`}})
+	if page := consolePage(t, r, r.keyA, "GET", "/ui/policy", nil); !strings.Contains(page, "no-echo") {
+		t.Errorf("the policy page does not show the saved policy")
+	}
+	if got := r.do(t, r.keyA, "GET", "/v1/tools/t.echo", ""); got.status != 404 {
+		t.Errorf("after the console saved it, t.echo: %d", got.status)
+	}
 }

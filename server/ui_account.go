@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -122,4 +123,52 @@ func (s *Server) uiSecretDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.uiBack(w, r, "/ui/secrets", "Secret "+env+"/"+name+" deleted.", "")
+}
+
+// policyPage is what the policy page shows: the tenant's document, the
+// one all tenants are under, and the bound of a change.
+type policyPage struct {
+	Admin    bool
+	Doc, All string
+	TTL      float64
+}
+
+func (s *Server) uiPolicy(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	v := policyPage{Admin: k.Role == auth.RoleAdmin}
+	p := uiPage{Title: "Policy", Nav: "policy", Data: &v}
+	if v.Admin {
+		docs, err := s.policyDocs(r.Context(), k)
+		if err != nil {
+			p.Error = failureOf(err).msg
+		}
+		v.TTL = docs.TTLSeconds
+		if string(docs.Policy) != "null" {
+			v.Doc = indentJSON(docs.Policy)
+		}
+		if string(docs.AllTenants) != "null" {
+			v.All = indentJSON(docs.AllTenants)
+		}
+	}
+	s.uiRender(w, r, http.StatusOK, "policy", p)
+}
+
+func (s *Server) uiPolicySet(w http.ResponseWriter, r *http.Request) {
+	doc := []byte(strings.TrimSpace(r.PostFormValue("policy")))
+	if len(doc) == 0 {
+		doc = nil
+	}
+	if err := s.setPolicy(r.Context(), identity(r.Context()), doc); err != nil {
+		s.uiBack(w, r, "/ui/policy", "", failureOf(err).msg)
+		return
+	}
+	s.uiBack(w, r, "/ui/policy", "The policy is saved: every replica applies it within seconds.", "")
+}
+
+func indentJSON(raw []byte) string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
 }
