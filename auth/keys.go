@@ -36,6 +36,9 @@ type APIKey struct {
 	Role    string    `json:"role"`
 	Person  string    `json:"person,omitempty"`
 	Created time.Time `json:"created"`
+	// Toolset, when set, is the one toolset the key sees and runs, on
+	// every door.
+	Toolset string `json:"toolset,omitempty"`
 }
 
 // CheckRole reports whether role and person make a key: person keys name

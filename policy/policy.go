@@ -19,16 +19,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// Policy is one document: {"default": "allow"|"deny", "rules": [...]}.
+// Policy is one document: {"default": "allow"|"deny", "rules": [...],
+// "toolsets": {...}}.
 type Policy struct {
 	// Default decides a tool no rule matches: "allow" (or "") or "deny".
 	Default string `json:"default,omitempty"`
 	Rules   []Rule `json:"rules"`
+	// Toolsets are named subsets of the tools, with the selectors of a
+	// rule: a caller that asks for one (or whose key is bound to one)
+	// sees and runs the tools it selects that the rules allow, and no
+	// other.
+	Toolsets map[string]Tools `json:"toolsets,omitempty"`
 }
 
 // Rule allows or denies the tools it selects to the subjects it selects.
@@ -147,6 +155,12 @@ func (p *Policy) Check() error {
 	if p.Default != "" && !slices.Contains(effects, p.Default) {
 		add("default", "%q: want \"allow\" or \"deny\"", p.Default)
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.Toolsets)) {
+		if !toolsetName.MatchString(name) {
+			add("toolsets."+name, "is not a toolset name: lowercase letters, digits, '.', '_' and '-', at most 64, as it is a URL path segment (/mcp/NAME)")
+		}
+		checkTools(p.Toolsets[name], "toolsets."+name, add)
+	}
 	names := map[string]int{}
 	for i, r := range p.Rules {
 		at := fmt.Sprintf("rules[%d]", i)
@@ -159,28 +173,7 @@ func (p *Policy) Check() error {
 			}
 			names[r.Name] = i
 		}
-		globs := func(field string, vs []string) {
-			for k, g := range vs {
-				if _, err := path.Match(g, ""); err != nil || g == "" {
-					add(fmt.Sprintf("%s.%s[%d]", at, field, k), "%q is not a glob (* and ? match, [..] a class)", g)
-				}
-			}
-		}
-		globs("tools.ids", r.Tools.IDs)
-		globs("tools.hosts", r.Tools.Hosts)
-		for k, a := range r.Tools.Auth {
-			if !slices.Contains(auths, a) {
-				add(fmt.Sprintf("%s.tools.auth[%d]", at, k), "%q: want one of %s", a, strings.Join(auths, ", "))
-			}
-		}
-		for k, e := range r.Tools.Effects {
-			if e.Kind != "" && !slices.Contains(kinds, e.Kind) {
-				add(fmt.Sprintf("%s.tools.effects[%d].kind", at, k), "%q: want one of %s", e.Kind, strings.Join(kinds, ", "))
-			}
-			if e.Resource != "" {
-				globs(fmt.Sprintf("tools.effects[%d].resource", k), []string{e.Resource})
-			}
-		}
+		checkTools(r.Tools, at+".tools", add)
 		for k, role := range r.Subjects.Roles {
 			if !slices.Contains(roles, role) {
 				add(fmt.Sprintf("%s.subjects.roles[%d]", at, k), "%q: want one of %s", role, strings.Join(roles, ", "))
@@ -192,6 +185,55 @@ func (p *Policy) Check() error {
 	}
 	return nil
 }
+
+// toolsetName is what a toolset may be called.
+var toolsetName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// checkTools reports the problems of a tools selector at path at.
+func checkTools(t Tools, at string, add func(path, format string, args ...any)) {
+	globs := func(field string, vs []string) {
+		for k, g := range vs {
+			if _, err := path.Match(g, ""); err != nil || g == "" {
+				add(fmt.Sprintf("%s.%s[%d]", at, field, k), "%q is not a glob (* and ? match, [..] a class)", g)
+			}
+		}
+	}
+	globs("ids", t.IDs)
+	globs("hosts", t.Hosts)
+	for k, a := range t.Auth {
+		if !slices.Contains(auths, a) {
+			add(fmt.Sprintf("%s.auth[%d]", at, k), "%q: want one of %s", a, strings.Join(auths, ", "))
+		}
+	}
+	for k, e := range t.Effects {
+		if e.Kind != "" && !slices.Contains(kinds, e.Kind) {
+			add(fmt.Sprintf("%s.effects[%d].kind", at, k), "%q: want one of %s", e.Kind, strings.Join(kinds, ", "))
+		}
+		if _, err := path.Match(e.Resource, ""); err != nil {
+			add(fmt.Sprintf("%s.effects[%d].resource", at, k), "%q is not a glob (* and ? match, [..] a class)", e.Resource)
+		}
+	}
+}
+
+// Toolset returns the selector of the toolset name: the last of the
+// policies that defines it (a tenant's own, given after the one all
+// tenants are under, redefines a name).
+func Toolset(name string, policies ...*Policy) (Tools, bool) {
+	var sel Tools
+	found := false
+	for _, p := range policies {
+		if p == nil {
+			continue
+		}
+		if t, ok := p.Toolsets[name]; ok {
+			sel, found = t, true
+		}
+	}
+	return sel, found
+}
+
+// Selects says whether the selector selects tool.
+func (t Tools) Selects(tool Tool) bool { return t.selects(tool) }
 
 // Decide is the decision of the policies, applied together, for tool and
 // subject: deny wins across them; a tool no rule denies is allowed when a

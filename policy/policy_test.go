@@ -116,3 +116,26 @@ func ExampleDecide() {
 	// github.get-issue true github
 	// github.delete-repo false no-deletes
 }
+
+// TestToolsets: a toolset selects with a rule's selectors; a tenant's own
+// definition (given last) redefines a name; a bad name or selector is a
+// problem with its path.
+func TestToolsets(t *testing.T) {
+	all := mustParse(t, `{"rules":[],"toolsets":{"github":{"ids":["github.*"]},"readers":{"mutating":false}}}`)
+	own := mustParse(t, `{"rules":[],"toolsets":{"readers":{"tags":["code"]}}}`)
+	gh, ok := policy.Toolset("github", all, own)
+	if !ok || !gh.Selects(issue) || !gh.Selects(remove) || gh.Selects(mail) {
+		t.Errorf("github toolset: %v", ok)
+	}
+	rd, _ := policy.Toolset("readers", all, own)
+	if !rd.Selects(issue) || rd.Selects(mail) {
+		t.Error("readers: the tenant's definition does not win")
+	}
+	if _, ok := policy.Toolset("none", all, own); ok {
+		t.Error("an undefined toolset was found")
+	}
+	_, err := policy.Parse([]byte(`{"rules":[],"toolsets":{"Bad Name":{},"ok":{"auth":["oauth"],"effects":[{"resource":"[x"}]}}}`))
+	if err == nil || !strings.Contains(err.Error(), "toolsets.Bad Name") || !strings.Contains(err.Error(), "toolsets.ok.auth[0]") || !strings.Contains(err.Error(), "toolsets.ok.effects[0].resource") {
+		t.Errorf("bad toolsets: %v", err)
+	}
+}

@@ -116,7 +116,8 @@ func decodeBody(w http.ResponseWriter, body []byte, v any) bool {
 // listTools lists the tools the caller may see: the policies' denied ones
 // are not there.
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
-	g, err := s.gateFor(r.Context(), tenantOf(r.Context()), identity(r.Context()), r.Header.Get("X-Person-Id"))
+	ctx := withToolset(r.Context(), r.URL.Query().Get("toolset"))
+	g, err := s.gateFor(ctx, tenantOf(r.Context()), identity(r.Context()), r.Header.Get("X-Person-Id"))
 	if err != nil {
 		writeFailure(w, err)
 		return

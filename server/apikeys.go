@@ -6,6 +6,12 @@ import (
 	"github.com/httptools/httptools/auth"
 )
 
+// ToolsetBinder is a KeyStore that can bind a key to a toolset
+// (sqlstore.SQLStore is one). It must be safe for concurrent use.
+type ToolsetBinder interface {
+	BindToolset(ctx context.Context, tenant, id, toolset string) error
+}
+
 // KeyStore keeps API keys, stored hashed (sqlstore.SQLStore is one). Errors are connections.ErrNotFound
 // for an unknown key or id, or wrap connections.ErrUnavailable.
 // It must be safe for concurrent use: every request checks its key through it.

@@ -169,8 +169,9 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Role   string `json:"role"`
-		Person string `json:"person"`
+		Role    string `json:"role"`
+		Person  string `json:"person"`
+		Toolset string `json:"toolset"`
 	}
 	if !s.readJSON(w, r, &req) {
 		return
@@ -179,10 +180,22 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad-request", "", err.Error()+`: the body is {"role":"admin|service|person","person":"…"}`)
 		return
 	}
+	binder, canBind := s.cfg.Keys.(ToolsetBinder)
+	if req.Toolset != "" && !canBind {
+		writeError(w, http.StatusBadRequest, "bad-request", "", "this service's key store cannot bind a key to a toolset")
+		return
+	}
 	key, k, err := s.cfg.Keys.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
 	if err != nil {
 		writeFailure(w, s.storeRefusal("storing the API key", err))
 		return
+	}
+	if req.Toolset != "" {
+		if err := binder.BindToolset(r.Context(), k.Tenant, k.ID, req.Toolset); err != nil {
+			writeFailure(w, s.storeRefusal("binding the API key to its toolset", err))
+			return
+		}
+		k.Toolset = req.Toolset
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "info": k})
 }

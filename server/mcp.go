@@ -20,9 +20,15 @@ import (
 // HTTP, from a flag on stdio). It is for a long-lived session (stdio): it
 // advertises tools.listChanged, and SyncMCP after a reload sends the change.
 func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) string) *mcp.Server {
+	return s.MCPToolsetServer(tenant, "", person)
+}
+
+// MCPToolsetServer is MCPServer showing and running only the tools of
+// toolset ("" for every tool the policies allow).
+func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallToolRequest) string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
-	srv.AddReceivingMiddleware(s.mcpPolicy(tenant))
+	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	s.SyncMCP(srv, tenant, person)
 	return srv
 }
@@ -33,11 +39,14 @@ func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) stri
 // unknown tool, before anything of it runs. tenant is the stdio server's
 // (its caller counts as the tenant's admin); "" on HTTP, where the
 // request's credential says who calls.
-func (s *Server) mcpPolicy(tenant string) mcp.Middleware {
+func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/list" && method != "tools/call" {
 				return next(ctx, method, req)
+			}
+			if toolset != "" {
+				ctx = withToolset(ctx, toolset) // the stdio server's: its calls see it too
 			}
 			callTenant, key, person := tenant, (*auth.APIKey)(nil), ""
 			if tenant == "" {
@@ -259,7 +268,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 	ts.mcpOnce.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
-		srv.AddReceivingMiddleware(s.mcpPolicy(""))
+		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv
 	})

@@ -102,11 +102,36 @@ func (c *policyCache) forget(tenant string) {
 }
 
 // gate decides tools for one caller of one tenant: the two policies read
-// once.
+// once, and the toolset the caller asked for or its key is bound to.
 type gate struct {
 	s        *Server
 	who      policy.Subject
 	policies []*policy.Policy
+	toolset  string
+	set      *policy.Tools // toolset's selector; nil for none
+}
+
+type toolsetKey struct{}
+
+// withToolset is ctx of a request for the toolset name (/mcp/NAME,
+// ?toolset=NAME, httptools mcp --toolset): the SDK hands a tool handler
+// nothing else of the request.
+func withToolset(ctx context.Context, name string) context.Context {
+	if name == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, toolsetKey{}, name)
+}
+
+func toolsetOf(ctx context.Context) string {
+	name, _ := ctx.Value(toolsetKey{}).(string)
+	return name
+}
+
+// noToolset is the refusal of a toolset that is not defined (or not the
+// one the caller's key is bound to).
+func noToolset(name string) *refusal {
+	return &refusal{status: http.StatusNotFound, code: "not-found", reason: "no-toolset", msg: fmt.Sprintf("no toolset %q: the tool policy defines them (GET /v1/policy)", name)}
 }
 
 // gateFor is the gate of a caller: key (nil for a caller the process
@@ -128,7 +153,22 @@ func (s *Server) gateFor(ctx context.Context, tenant string, key *auth.APIKey, p
 			who.Person = key.Person
 		}
 	}
-	return &gate{s: s, who: who, policies: []*policy.Policy{all, own}}, nil
+	g := &gate{s: s, who: who, policies: []*policy.Policy{all, own}}
+	name := toolsetOf(ctx)
+	if key != nil && key.Toolset != "" {
+		if name != "" && name != key.Toolset {
+			return nil, noToolset(name) // a key bound to a toolset knows no other
+		}
+		name = key.Toolset
+	}
+	if name != "" {
+		sel, ok := policy.Toolset(name, all, own)
+		if !ok {
+			return nil, noToolset(name)
+		}
+		g.toolset, g.set = name, &sel
+	}
+	return g, nil
 }
 
 // decide is the decision for tool (a listing's: nothing is counted).
@@ -136,7 +176,11 @@ func (g *gate) decide(tool *synth.Tool) policy.Decision {
 	if g.policies[0] == nil && g.policies[1] == nil {
 		return policy.Decision{Allow: true, Rule: "default"}
 	}
-	return policy.Decide(g.s.Tools().factsOf(tool), g.who, g.policies...)
+	facts := g.s.Tools().factsOf(tool)
+	if g.set != nil && !g.set.Selects(facts) {
+		return policy.Decision{Allow: false, Rule: "toolset:" + g.toolset}
+	}
+	return policy.Decide(facts, g.who, g.policies...)
 }
 
 // allows says whether the caller may run or look up tool; a denial is
@@ -197,4 +241,21 @@ func templateHost(tmpl string) string {
 // toolNotFoundRefusal is what a denied tool gets: what an unknown id gets.
 func toolNotFoundRefusal(id string) *refusal {
 	return &refusal{status: http.StatusNotFound, code: string(synth.CodeToolNotFound), msg: fmt.Sprintf("no tool %q: GET /v1/tools lists them", id)}
+}
+
+// CheckToolset says whether toolset is defined for tenant, returning how
+// many of the current tools it shows its tenant's admin.
+func (s *Server) CheckToolset(ctx context.Context, tenant, toolset string) (int, error) {
+	g, err := s.gateFor(withToolset(ctx, toolset), tenant, nil, "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	ts := s.Tools()
+	for _, id := range ts.ids {
+		if g.decide(ts.tools[id]).Allow {
+			n++
+		}
+	}
+	return n, nil
 }

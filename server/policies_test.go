@@ -299,3 +299,109 @@ func TestPolicyInTheConsole(t *testing.T) {
 		t.Errorf("after the console saved it, t.echo: %d", got.status)
 	}
 }
+
+// TestToolsets: a toolset is served at /mcp/NAME and by GET
+// /v1/tools?toolset=NAME, and a key bound to one sees and runs it only,
+// on every door; a tool outside it is refused by name exactly as a denied
+// tool (0 upstream requests); an unknown toolset is 404.
+func TestToolsets(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true; c.Policies = c.Store.(PolicyStore) })
+	ctx := context.Background()
+	r.store.PutPolicy(ctx, AllTenants, []byte(`{"rules":[],"toolsets":{"reads":{"mutating":false},"mail":{"ids":["t.mail"]}}}`))
+	reads := []string{"t.echo", "t.secret"}
+	ids := func(raw string) []string {
+		var list struct{ Tools []struct{ ID string } }
+		json.Unmarshal([]byte(raw), &list)
+		var out []string
+		for _, tl := range list.Tools {
+			out = append(out, tl.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := ids(r.do(t, r.keyA, "GET", "/v1/tools?toolset=reads", "").raw); !slices.Equal(got, reads) {
+		t.Errorf("GET /v1/tools?toolset=reads: %v", got)
+	}
+	if rp := r.do(t, r.keyA, "GET", "/v1/tools?toolset=nope", ""); rp.status != 404 || !strings.Contains(rp.raw, `no toolset \"nope\"`) {
+		t.Errorf("an unknown toolset: %d %s", rp.status, rp.raw)
+	}
+	if rp := r.do(t, r.keyA, "POST", "/mcp/nope", `{}`); rp.status != 404 {
+		t.Errorf("/mcp/nope: %d", rp.status)
+	}
+	listMCP := func(key, path string) []string {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.http.URL + path,
+			HTTPClient: &http.Client{Transport: keyTransport{key: key}}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		var out []string
+		for tl, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tl.Name)
+		}
+		slices.Sort(out)
+		before := r.upCalls.Load()
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.mail", Arguments: map[string]any{}})
+		if !slices.Contains(out, "t.mail") && (err == nil || !strings.Contains(err.Error(), `unknown tool "t.mail"`) || r.upCalls.Load() != before) {
+			t.Errorf("%s: t.mail called by name: %v, %d upstream requests", path, err, r.upCalls.Load()-before)
+		}
+		return out
+	}
+	if got := listMCP(r.keyA, "/mcp/reads"); !slices.Equal(got, reads) {
+		t.Errorf("/mcp/reads lists %v", got)
+	}
+	if got := listMCP(r.keyA, "/mcp/mail"); !slices.Equal(got, []string{"t.mail"}) {
+		t.Errorf("/mcp/mail lists %v", got)
+	}
+	if !strings.Contains(fastCallAt(t, r, r.keyA, "/mcp/reads", "t.mail", `{}`), `unknown tool \"t.mail\"`) {
+		t.Error("the fast path ran a tool outside its toolset")
+	}
+
+	// A key bound to a toolset: that toolset on every door, no other.
+	made := r.do(t, r.keyA, "POST", "/v1/keys", `{"role":"service","toolset":"reads"}`)
+	var created struct {
+		Key  string
+		Info struct{ Toolset string }
+	}
+	json.Unmarshal([]byte(made.raw), &created)
+	if made.status != 201 || created.Info.Toolset != "reads" {
+		t.Fatalf("a bound key: %d %s", made.status, made.raw)
+	}
+	bound := created.Key
+	if got := ids(r.do(t, bound, "GET", "/v1/tools", "").raw); !slices.Equal(got, reads) {
+		t.Errorf("the bound key lists %v", got)
+	}
+	before := r.upCalls.Load()
+	if rp := r.do(t, bound, "POST", "/v1/tools/t.mail/invoke", `{"input":{}}`); rp.code() != "tool-not-found" || r.upCalls.Load() != before {
+		t.Errorf("the bound key invoked t.mail: %s", rp.raw)
+	}
+	if got := listMCP(bound, "/mcp"); !slices.Equal(got, reads) {
+		t.Errorf("the bound key's /mcp lists %v", got)
+	}
+	if rp := r.do(t, bound, "POST", "/mcp/mail", `{}`); rp.status != 404 {
+		t.Errorf("the bound key reached another toolset: %d", rp.status)
+	}
+	if got := consoleRows(consolePage(t, r, bound, "GET", "/ui/", nil)); len(got) != 2 {
+		t.Errorf("the bound key's console lists %v", got)
+	}
+}
+
+// fastCallAt is fastCall at another MCP path.
+func fastCallAt(t *testing.T, r *rig, key, path, name, args string) string {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+	req, _ := http.NewRequest("POST", r.http.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}

@@ -222,7 +222,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
-	mux.Handle("/mcp", s.authed(func(w http.ResponseWriter, r *http.Request) {
+	serveMCP := func(w http.ResponseWriter, r *http.Request) {
 		if k := identity(r.Context()); k.Role == auth.RolePerson {
 			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
 				forbidden(w, "a person key acts for its own person only, not "+p)
@@ -261,6 +261,17 @@ func (s *Server) Handler() http.Handler {
 			s.noteInitialize(r, body)
 		}
 		mcpHandler.ServeHTTP(w, r)
+	}
+	mux.Handle("/mcp", s.authed(serveMCP))
+	// A toolset's own endpoint: the same MCP, showing and running only
+	// the toolset's tools (an unknown toolset is 404).
+	mux.Handle("/mcp/{toolset}", s.authed(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(withToolset(r.Context(), r.PathValue("toolset")))
+		if _, err := s.gateFor(r.Context(), tenantOf(r.Context()), identity(r.Context()), ""); err != nil {
+			writeFailure(w, err)
+			return
+		}
+		serveMCP(w, r)
 	}))
 	if s.cfg.UI {
 		ui := s.uiHandler()

@@ -428,6 +428,39 @@ func TestReplicasOnPostgres(t *testing.T) {
 	}
 }
 
+// TestMCPStdioToolset: httptools mcp --toolset serves one toolset of the
+// policy to a desktop client: it lists that toolset's tools only, a tool
+// outside it called by name gets the unknown tool's error with 0 upstream
+// requests, and an unknown toolset stops the command before it serves.
+func TestMCPStdioToolset(t *testing.T) {
+	w := newWorld(t)
+	state := t.TempDir()
+	pol := filepath.Join(state, "policy.json")
+	os.WriteFile(pol, []byte(`{"rules":[],"toolsets":{"echo-only":{"ids":["t.echo"]}}}`), 0o644)
+	args := []string{"mcp", "--tools", w.tools, "--db", "sqlite:" + filepath.Join(state, "db"), "--allow-cidr", "127.0.0.0/8", "--policy", pol}
+	out, err := exec.Command(binary(t), append(args, "--toolset", "nope")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `no toolset "nope"`) {
+		t.Fatalf("an unknown toolset: %v %s", err, out)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(binary(t), append(args, "--toolset", "echo-only")...)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "t.echo" {
+		t.Fatalf("tools %v %v", tools, err)
+	}
+	before := w.calls.Load()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.slow", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), `unknown tool "t.slow"`) || w.calls.Load() != before {
+		t.Errorf("a tool outside the toolset: %v, %d upstream requests", err, w.calls.Load()-before)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "3"}}); err != nil || res.IsError {
+		t.Errorf("t.echo: %v %v", res, err)
+	}
+}
+
 // TestMCPStdio runs httptools mcp as a subprocess and talks to it with the
 // SDK's client.
 func TestMCPStdio(t *testing.T) {

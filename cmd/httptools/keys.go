@@ -46,6 +46,10 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(role, "role", auth.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 		fs.StringVar(person, "person", "", "the person of a person key")
 	}
+	toolset := new(string)
+	if verb == "create" {
+		fs.StringVar(toolset, "toolset", "", "bind the key to this toolset of the tool policy: it sees and runs those tools only, on every door")
+	}
 	db := fs.String("db", "sqlite:./httptools.db", "the store")
 	rest := args[1:]
 	id := ""
@@ -90,9 +94,19 @@ func keys(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "httptools keys:", err)
 			return 1
 		}
+		if *toolset != "" {
+			if err := store.BindToolset(ctx, *tenant, k.ID, *toolset); err != nil {
+				fmt.Fprintln(stderr, "httptools keys:", err)
+				return 1
+			}
+			k.Toolset = *toolset
+		}
 		who := ""
 		if k.Person != "" {
 			who = " for person " + k.Person
+		}
+		if k.Toolset != "" {
+			who += ", toolset " + k.Toolset
 		}
 		fmt.Fprintf(stdout, "API key %s, role %s%s, tenant %s (shown once; only its hash is stored):\n%s\n", k.ID, k.Role, who, *tenant, key)
 	case "list":

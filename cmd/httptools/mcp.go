@@ -17,12 +17,13 @@ import (
 )
 
 func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--db …] [flags]",
+	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--toolset NAME] [--db …] [flags]",
 		`Serve the tools over MCP on stdin/stdout, as tenant local (for desktop clients: Claude Desktop, Cursor, VS Code).
 The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR and tells the client.`).fromEnv()
 	var f serviceFlags
 	f.register(fs.FlagSet)
 	person := fs.String("person", "", "the person calls act for")
+	toolset := fs.String("toolset", "", "serve only this toolset of the tool policy (--policy defines them)")
 	f.db = "" // the state directory, not the working folder: see stateDB
 	fs.Lookup("db").DefValue = "sqlite:$XDG_STATE_HOME/httptools/httptools.db"
 	if _, rc, ok := fs.parse(args, stdout, stderr); !ok {
@@ -68,7 +69,14 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 		return 1
 	}
 	who := func(*mcp.CallToolRequest) string { return *person }
-	ms := srv.MCPServer("local", who)
+	if *toolset != "" {
+		// An unknown toolset stops here, not at the client's first list.
+		if _, err := srv.CheckToolset(ctx, "local", *toolset); err != nil {
+			fmt.Fprintln(stderr, "httptools mcp:", err)
+			return 2
+		}
+	}
+	ms := srv.MCPToolsetServer("local", *toolset, who)
 	// SIGHUP reloads the folder; the client is told the list changed.
 	go func() {
 		for range hup {

@@ -50,6 +50,8 @@ func TestDesktopSnippets(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(w.tools, name))
 		os.WriteFile(filepath.Join(tools, name), b, 0o644)
 	}
+	policyFile := filepath.Join(shared, "policy.json")
+	os.WriteFile(policyFile, []byte(`{"rules": [], "toolsets": {"reads": {"mutating": false}}}`), 0o644)
 	home := filepath.Join(shared, "home")
 	os.Mkdir(home, 0o700)
 	var cred *syscall.Credential
@@ -83,7 +85,7 @@ func TestDesktopSnippets(t *testing.T) {
 		}
 		args := make([]string, len(s.Args))
 		for i, a := range s.Args {
-			args[i] = strings.ReplaceAll(a, "/absolute/path/to/tools", tools)
+			args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "/absolute/path/to/tools", tools), "/absolute/path/to/policy.json", policyFile)
 		}
 		args = append(args, "--allow-cidr", "127.0.0.0/8")
 		cmd := exec.Command(bin, args...)

@@ -46,7 +46,7 @@ func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant, role, person string
 func (s *SQLStore) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created FROM api_keys WHERE hash = ? AND revoked = 0`), tokenHash(key)))
+	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created, toolset FROM api_keys WHERE hash = ? AND revoked = 0`), tokenHash(key)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, connections.ErrNotFound
 	}
@@ -58,7 +58,7 @@ func (s *SQLStore) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) 
 func (s *SQLStore) APIKeys(ctx context.Context, tenant string) ([]*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	q := `SELECT id, tenant, role, person, created FROM api_keys WHERE revoked = 0`
+	q := `SELECT id, tenant, role, person, created, toolset FROM api_keys WHERE revoked = 0`
 	args := []any{}
 	if tenant != "" {
 		q += ` AND tenant = ?`
@@ -101,6 +101,22 @@ func (s *SQLStore) RevokeAPIKey(ctx context.Context, tenant, id string) error {
 	return nil
 }
 
+// BindToolset binds the key id of tenant to toolset ("" unbinds it): the
+// key then sees and runs that toolset's tools only. An unknown id is
+// connections.ErrNotFound.
+func (s *SQLStore) BindToolset(ctx context.Context, tenant, id, toolset string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE api_keys SET toolset = ? WHERE id = ? AND tenant = ? AND revoked = 0`), toolset, id, tenant)
+	if err != nil {
+		return fail("bind the key to a toolset", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return connections.ErrNotFound
+	}
+	return nil
+}
+
 // CreateSession starts a console session of key (which must be valid) for
 // ttl and returns its token, once. Expired sessions go as new ones come.
 func (s *SQLStore) CreateSession(ctx context.Context, key string, ttl time.Duration) (string, error) {
@@ -127,7 +143,7 @@ func (s *SQLStore) CreateSession(ctx context.Context, key string, ttl time.Durat
 func (s *SQLStore) SessionKey(ctx context.Context, token string) (*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT a.id, a.tenant, a.role, a.person, a.created FROM console_sessions s JOIN api_keys a ON a.hash = s.key_hash
+	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT a.id, a.tenant, a.role, a.person, a.created, a.toolset FROM console_sessions s JOIN api_keys a ON a.hash = s.key_hash
 		WHERE s.hash = ? AND s.expires > ? AND a.revoked = 0`), tokenHash(token), time.Now().UnixMilli()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, connections.ErrNotFound
@@ -146,7 +162,7 @@ func (s *SQLStore) EndSession(ctx context.Context, token string) error {
 func scanKey(row scanner) (*auth.APIKey, error) {
 	var rec auth.APIKey
 	var created int64
-	if err := row.Scan(&rec.ID, &rec.Tenant, &rec.Role, &rec.Person, &created); err != nil {
+	if err := row.Scan(&rec.ID, &rec.Tenant, &rec.Role, &rec.Person, &created, &rec.Toolset); err != nil {
 		return nil, err
 	}
 	rec.Created = time.UnixMilli(created)

@@ -81,6 +81,8 @@ var migrations = []string{
 		doc TEXT NOT NULL,
 		updated BIGINT NOT NULL
 	)`,
+	// A key may be bound to one toolset.
+	`ALTER TABLE api_keys ADD COLUMN toolset TEXT NOT NULL DEFAULT ''`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
