@@ -39,6 +39,10 @@ type APIKey struct {
 	// Toolset, when set, is the one toolset the key sees and runs, on
 	// every door.
 	Toolset string `json:"toolset,omitempty"`
+	// UnattendedTools are the tools (id globs) a service key may run in a
+	// run no person started without a person's approval: its
+	// toolsAllowedUnattended.
+	UnattendedTools []string `json:"unattendedTools,omitempty"`
 }
 
 // CheckRole reports whether role and person make a key: person keys name
@@ -53,4 +57,31 @@ func CheckRole(role, person string) error {
 		return fmt.Errorf("only a person key names a person (this one is %s)", role)
 	}
 	return nil
+}
+
+// Approval states.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalUsed     = "used"
+)
+
+// Approval is a person's yes (or no) to one call in a run no person
+// started: bound to its tenant, tool, person, run and the hash of its
+// exact input, decided once, used once, before it expires.
+type Approval struct {
+	ID          string    `json:"id"`
+	Tenant      string    `json:"tenant"`
+	Tool        string    `json:"tool"`
+	Person      string    `json:"person,omitempty"`
+	Run         string    `json:"run,omitempty"`
+	InputHash   string    `json:"inputHash"`
+	State       string    `json:"state"`
+	RequestedBy string    `json:"requestedBy"` // the key id of the call
+	DecidedBy   string    `json:"decidedBy,omitempty"`
+	Created     time.Time `json:"created"`
+	Expires     time.Time `json:"expires"`
+	Decided     time.Time `json:"decided,omitzero"`
+	Used        time.Time `json:"used,omitzero"`
 }

@@ -20,10 +20,14 @@ import (
 
 // CallContext is the "context" of an invoke request.
 type CallContext struct {
-	Person         string `json:"person"`
-	Run            string `json:"run"`
-	Unattended     bool   `json:"unattended"`
-	Approved       bool   `json:"approved"`
+	Person     string `json:"person"`
+	Run        string `json:"run"`
+	Unattended bool   `json:"unattended"`
+	// Approved is read and ignored: a caller's word approves nothing
+	// (Approval does).
+	Approved bool `json:"approved"`
+	// Approval is the id of the approval a person gave this call.
+	Approval       string `json:"approval"`
 	IdempotencyKey string `json:"idempotencyKey"`
 }
 
@@ -75,6 +79,9 @@ func (s *Server) settle(ctx context.Context, c *toolCall) error {
 // person rule, the tenant's limit) or the call's *synth.Error.
 func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
 	if err := s.settle(ctx, &c); err != nil {
+		return nil, err
+	}
+	if err := s.approve(ctx, &c); err != nil {
 		return nil, err
 	}
 	if !c.admitted {
@@ -160,7 +167,7 @@ type failure struct {
 func failureOf(err error) failure {
 	var r *refusal
 	if errors.As(err, &r) {
-		return failure{status: r.status, code: r.code, reason: r.reason, msg: r.msg, retryAfter: r.retryAfter}
+		return failure{status: r.status, code: r.code, reason: r.reason, msg: r.msg, retryAfter: r.retryAfter, details: r.details}
 	}
 	e := toolError(err)
 	f := failure{status: statusOf(e), code: string(e.Code), reason: e.Reason, msg: e.Message, details: e.Details()}

@@ -43,6 +43,7 @@ type refusal struct {
 	reason     string
 	retryAfter string
 	msg        string
+	details    map[string]any
 }
 
 func (r *refusal) Error() string { return r.code + ": " + r.msg }

@@ -95,6 +95,12 @@ type Config struct {
 	// again (a change reaches every replica within it); 0 means
 	// DefaultPolicyTTL.
 	PolicyTTL time.Duration
+	// Approvals keeps the approvals of unattended calls; nil: none, and
+	// such a call of a tool that needs one is refused.
+	Approvals ApprovalStore
+	// ApprovalTTL is how long a request can be decided and used; 0 means
+	// DefaultApprovalTTL.
+	ApprovalTTL time.Duration
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -215,6 +221,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.sensitive(s.revokeConnection))
+	mux.Handle("GET /v1/approvals", s.authed(s.listApprovals))
+	mux.Handle("POST /v1/approvals/{id}/approve", s.sensitive(s.approveRoute))
+	mux.Handle("POST /v1/approvals/{id}/deny", s.sensitive(s.denyRoute))
 	mux.Handle("GET /v1/policy", s.authed(s.getPolicy, admin))
 	mux.Handle("PUT /v1/policy", s.sensitive(s.putPolicy, admin))
 	mux.Handle("DELETE /v1/policy", s.sensitive(s.deletePolicy, admin))

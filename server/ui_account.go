@@ -172,3 +172,27 @@ func indentJSON(raw []byte) string {
 	}
 	return b.String()
 }
+
+func (s *Server) uiApprovals(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	list, err := s.approvalsOf(r.Context(), k, "")
+	p := uiPage{Title: "Approvals", Nav: "approvals", Data: map[string]any{"Approvals": list, "IsPerson": k.Role == auth.RolePerson}}
+	if err != nil {
+		p.Error = failureOf(err).msg
+	}
+	s.uiRender(w, r, http.StatusOK, "approvals", p)
+}
+
+func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
+	id, d := r.PathValue("id"), r.PathValue("decision")
+	if d != "approve" && d != "deny" {
+		s.uiBack(w, r, "/ui/approvals", "", "Approve or deny.")
+		return
+	}
+	if err := s.decideApproval(r.Context(), identity(r.Context()), id, d == "approve"); err != nil {
+		s.uiBack(w, r, "/ui/approvals", "", failureOf(err).msg)
+		return
+	}
+	done := map[string]string{"approve": "approved: the call runs once, with its input, when it is made again", "deny": "denied"}[d]
+	s.uiBack(w, r, "/ui/approvals", "Approval "+id+" "+done+".", "")
+}

@@ -46,9 +46,10 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(role, "role", auth.RoleAdmin, "admin (secrets, keys, company connections), service (a kernel: names the person of each call) or person (one person's own calls and connections)")
 		fs.StringVar(person, "person", "", "the person of a person key")
 	}
-	toolset := new(string)
+	toolset, unattended := new(string), new(string)
 	if verb == "create" {
 		fs.StringVar(toolset, "toolset", "", "bind the key to this toolset of the tool policy: it sees and runs those tools only, on every door")
+		fs.StringVar(unattended, "unattended-tools", "", "a service key's toolsAllowedUnattended: tool id globs, comma-separated, that its unattended calls run without a person's approval")
 	}
 	db := fs.String("db", "sqlite:./httptools.db", "the store")
 	rest := args[1:]
@@ -70,6 +71,10 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	case verb == "create":
 		if err := auth.CheckRole(*role, *person); err != nil {
 			fmt.Fprintln(stderr, "httptools keys create:", err)
+			return 2
+		}
+		if *unattended != "" && *role != auth.RoleService {
+			fmt.Fprintln(stderr, "httptools keys create: --unattended-tools is a service key's (a kernel's runs): add --role service")
 			return 2
 		}
 	case verb == "revoke" && id == "":
@@ -100,6 +105,12 @@ func keys(args []string, stdout, stderr io.Writer) int {
 				return 1
 			}
 			k.Toolset = *toolset
+		}
+		if *unattended != "" {
+			if err := store.SetUnattendedTools(ctx, *tenant, k.ID, strings.Split(*unattended, ",")); err != nil {
+				fmt.Fprintln(stderr, "httptools keys:", err)
+				return 1
+			}
 		}
 		who := ""
 		if k.Person != "" {

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/httptools/httptools/auth"
@@ -46,7 +47,7 @@ func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant, role, person string
 func (s *SQLStore) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created, toolset FROM api_keys WHERE hash = ? AND revoked = 0`), tokenHash(key)))
+	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT id, tenant, role, person, created, toolset, unattended_tools FROM api_keys WHERE hash = ? AND revoked = 0`), tokenHash(key)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, connections.ErrNotFound
 	}
@@ -58,7 +59,7 @@ func (s *SQLStore) KeyOf(ctx context.Context, key string) (*auth.APIKey, error) 
 func (s *SQLStore) APIKeys(ctx context.Context, tenant string) ([]*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	q := `SELECT id, tenant, role, person, created, toolset FROM api_keys WHERE revoked = 0`
+	q := `SELECT id, tenant, role, person, created, toolset, unattended_tools FROM api_keys WHERE revoked = 0`
 	args := []any{}
 	if tenant != "" {
 		q += ` AND tenant = ?`
@@ -143,7 +144,7 @@ func (s *SQLStore) CreateSession(ctx context.Context, key string, ttl time.Durat
 func (s *SQLStore) SessionKey(ctx context.Context, token string) (*auth.APIKey, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT a.id, a.tenant, a.role, a.person, a.created, a.toolset FROM console_sessions s JOIN api_keys a ON a.hash = s.key_hash
+	rec, err := scanKey(s.db.QueryRowContext(ctx, s.q(`SELECT a.id, a.tenant, a.role, a.person, a.created, a.toolset, a.unattended_tools FROM console_sessions s JOIN api_keys a ON a.hash = s.key_hash
 		WHERE s.hash = ? AND s.expires > ? AND a.revoked = 0`), tokenHash(token), time.Now().UnixMilli()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, connections.ErrNotFound
@@ -162,8 +163,12 @@ func (s *SQLStore) EndSession(ctx context.Context, token string) error {
 func scanKey(row scanner) (*auth.APIKey, error) {
 	var rec auth.APIKey
 	var created int64
-	if err := row.Scan(&rec.ID, &rec.Tenant, &rec.Role, &rec.Person, &created, &rec.Toolset); err != nil {
+	var unattended string
+	if err := row.Scan(&rec.ID, &rec.Tenant, &rec.Role, &rec.Person, &created, &rec.Toolset, &unattended); err != nil {
 		return nil, err
+	}
+	if unattended != "" {
+		rec.UnattendedTools = strings.Split(unattended, ",")
 	}
 	rec.Created = time.UnixMilli(created)
 	return &rec, nil

@@ -83,6 +83,25 @@ var migrations = []string{
 	)`,
 	// A key may be bound to one toolset.
 	`ALTER TABLE api_keys ADD COLUMN toolset TEXT NOT NULL DEFAULT ''`,
+	// Approvals: a person's yes to one unattended call, bound to its
+	// tenant, tool, person, run and input; and the tools a service key may
+	// run unattended without one.
+	`CREATE TABLE approvals (
+		id TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		person TEXT NOT NULL,
+		run TEXT NOT NULL,
+		input_hash TEXT NOT NULL,
+		state TEXT NOT NULL,
+		requested_by TEXT NOT NULL,
+		decided_by TEXT NOT NULL DEFAULT '',
+		created BIGINT NOT NULL,
+		expires BIGINT NOT NULL,
+		decided BIGINT NOT NULL DEFAULT 0,
+		used BIGINT NOT NULL DEFAULT 0
+	);
+	ALTER TABLE api_keys ADD COLUMN unattended_tools TEXT NOT NULL DEFAULT ''`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {

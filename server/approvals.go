@@ -1,0 +1,232 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/synth"
+)
+
+// Approvals that are records. A call in a run no person started, of a tool
+// that needs a person's yes (synth.Tool.NeedsApproval), runs only with an
+// approval: a record bound to the call's tenant, tool, person, run and the
+// hash of its exact input, decided by a person allowed to (an admin key,
+// or the person key of the call's person), and used once, before it
+// expires. A caller's "approved": true approves nothing. A service key's
+// UnattendedTools (its toolsAllowedUnattended) run without one.
+
+// ApprovalStore keeps approvals (sqlstore.SQLStore is one). It must be
+// safe for concurrent use.
+type ApprovalStore interface {
+	CreateApproval(ctx context.Context, a *auth.Approval) (*auth.Approval, error)
+	Approval(ctx context.Context, tenant, id string) (*auth.Approval, error)
+	Approvals(ctx context.Context, tenant, state, person string) ([]*auth.Approval, error)
+	DecideApproval(ctx context.Context, tenant, id, state, decidedBy string) error
+	UseApproval(ctx context.Context, tenant, id string) error
+}
+
+// DefaultApprovalTTL is how long an approval request can be decided and
+// used.
+const DefaultApprovalTTL = time.Hour
+
+// inputHash is the hash an approval binds a call's input by: SHA-256 of
+// its canonical form (members sorted, no spaces, numbers as written).
+func inputHash(input json.RawMessage) string {
+	canon := input
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	if dec.Decode(&v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canon = b
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// allowedUnattended says whether key may run tool unattended without an
+// approval.
+func allowedUnattended(key *auth.APIKey, tool string) bool {
+	if key == nil || key.Role != auth.RoleService {
+		return false
+	}
+	return slices.ContainsFunc(key.UnattendedTools, func(g string) bool {
+		ok, err := path.Match(g, tool)
+		return err == nil && ok
+	})
+}
+
+// approve settles a call's approval before it runs: a call that needs none
+// passes; one that needs one and names none gets a new request (and the
+// refusal that says so, with its id); one that names one runs only if that
+// approval was made for exactly this call and is spent now.
+func (s *Server) approve(ctx context.Context, c *toolCall) error {
+	c.context.Approved = false // a caller's word approves nothing
+	if !c.context.Unattended || !c.tool.NeedsApproval() {
+		return nil
+	}
+	if allowedUnattended(c.caller, c.tool.ID()) {
+		c.context.Approved = true
+		return nil
+	}
+	st := s.cfg.Approvals
+	if st == nil {
+		return nil // no records kept: the tool refuses it (approval-required)
+	}
+	hash := inputHash(c.input)
+	keyID := ""
+	if c.caller != nil {
+		keyID = c.caller.ID
+	}
+	if c.context.Approval == "" {
+		ttl := s.cfg.ApprovalTTL
+		if ttl <= 0 {
+			ttl = DefaultApprovalTTL
+		}
+		a, err := st.CreateApproval(ctx, &auth.Approval{Tenant: c.tenant, Tool: c.tool.ID(), Person: c.context.Person, Run: c.context.Run,
+			InputHash: hash, RequestedBy: keyID, Expires: time.Now().Add(ttl)})
+		if err != nil {
+			return s.storeRefusal("recording the approval request", err)
+		}
+		s.approvalLog("approval requested", a, keyID)
+		return &refusal{status: http.StatusForbidden, code: string(synth.CodePreconditionFailed), reason: synth.ReasonApprovalRequired,
+			msg: fmt.Sprintf("a person must approve this call of %s in a run no person started: approval %s is requested (the console: /ui/approvals); call again with \"approval\": %q once it is approved, with the same input", c.tool.ID(), a.ID, a.ID),
+			details: map[string]any{"approval": a.ID, "url": "/ui/approvals#" + a.ID, "expires": a.Expires}}
+	}
+	refuse := func(why string) error {
+		s.cfg.Logger.Warn("approval refused", "approval", c.context.Approval, "tool", c.tool.ID(), "tenant", c.tenant, "key", keyID, "why", why)
+		return &refusal{status: http.StatusForbidden, code: string(synth.CodePreconditionFailed), reason: synth.ReasonApprovalRequired,
+			msg: fmt.Sprintf("approval %s does not approve this call: %s; call without it to request a new one", c.context.Approval, why)}
+	}
+	a, err := st.Approval(ctx, c.tenant, c.context.Approval)
+	switch {
+	case errors.Is(err, connections.ErrNotFound):
+		return refuse("there is no such approval in this tenant")
+	case err != nil:
+		return s.storeRefusal("reading the approval", err)
+	case a.Tool != c.tool.ID():
+		return refuse("it is for another tool")
+	case a.Person != c.context.Person:
+		return refuse("it is for another person")
+	case a.Run != c.context.Run:
+		return refuse("it is for another run")
+	case a.InputHash != hash:
+		return refuse("it is for another input")
+	case a.State != auth.ApprovalApproved:
+		return refuse("it is " + a.State)
+	case !time.Now().Before(a.Expires):
+		return refuse("it expired")
+	}
+	if err := st.UseApproval(ctx, c.tenant, a.ID); err != nil {
+		if errors.Is(err, connections.ErrNotFound) {
+			return refuse("it was used already, or expired")
+		}
+		return s.storeRefusal("spending the approval", err)
+	}
+	s.approvalLog("approval used", a, keyID)
+	c.context.Approved = true
+	return nil
+}
+
+// approvalLog writes one step of an approval to the service's log: the
+// audit of who asked, decided and used it.
+func (s *Server) approvalLog(what string, a *auth.Approval, by string) {
+	s.cfg.Logger.Info(what, "approval", a.ID, "tool", a.Tool, "tenant", a.Tenant, "person", a.Person, "run", a.Run, "by", by)
+}
+
+// mayDecide says why key may not decide a: admin keys decide every
+// approval of their tenant, a person key those of its own person's calls.
+func mayDecide(k *auth.APIKey, a *auth.Approval) string {
+	switch {
+	case k.Tenant != a.Tenant:
+		return "no such approval"
+	case k.Role == auth.RoleAdmin:
+		return ""
+	case k.Role == auth.RolePerson && a.Person != "" && a.Person == k.Person:
+		return ""
+	}
+	return "an approval is decided by an admin key, or by the person key of the call's person"
+}
+
+// decideApproval approves or denies an approval for key.
+func (s *Server) decideApproval(ctx context.Context, k *auth.APIKey, id string, approve bool) error {
+	st := s.cfg.Approvals
+	if st == nil {
+		return notFound("this service keeps no approvals")
+	}
+	a, err := st.Approval(ctx, k.Tenant, id)
+	if errors.Is(err, connections.ErrNotFound) {
+		return notFound("no such approval")
+	}
+	if err != nil {
+		return s.storeRefusal("reading the approval", err)
+	}
+	if why := mayDecide(k, a); why != "" {
+		if k.Role == auth.RolePerson {
+			return notFound("no such approval") // another person's is none of its business
+		}
+		return forbiddenErr(why)
+	}
+	state := auth.ApprovalDenied
+	if approve {
+		state = auth.ApprovalApproved
+	}
+	if err := st.DecideApproval(ctx, k.Tenant, id, state, k.ID); err != nil {
+		if errors.Is(err, connections.ErrNotFound) {
+			return &refusal{status: http.StatusConflict, code: "conflict", msg: "approval " + id + " is " + a.State + " or expired: it is decided once"}
+		}
+		return s.storeRefusal("deciding the approval", err)
+	}
+	a.State = state
+	s.approvalLog("approval "+state, a, k.ID)
+	return nil
+}
+
+// approvalsOf lists the approvals key may see: a person key its own
+// person's, others the tenant's.
+func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) ([]*auth.Approval, error) {
+	if s.cfg.Approvals == nil {
+		return []*auth.Approval{}, nil
+	}
+	person := ""
+	if k.Role == auth.RolePerson {
+		person = k.Person
+	}
+	out, err := s.cfg.Approvals.Approvals(ctx, k.Tenant, state, person)
+	if err != nil {
+		return nil, s.storeRefusal("listing approvals", err)
+	}
+	if out == nil {
+		out = []*auth.Approval{}
+	}
+	return out, nil
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	out, err := s.approvalsOf(r.Context(), identity(r.Context()), r.URL.Query().Get("state"))
+	if err != nil {
+		writeFailure(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+func (s *Server) approveRoute(w http.ResponseWriter, r *http.Request) {
+	noContent(w, s.decideApproval(r.Context(), identity(r.Context()), r.PathValue("id"), true))
+}
+
+func (s *Server) denyRoute(w http.ResponseWriter, r *http.Request) {
+	noContent(w, s.decideApproval(r.Context(), identity(r.Context()), r.PathValue("id"), false))
+}
