@@ -102,7 +102,7 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 		}
 		s.approvalLog("approval requested", a, keyID)
 		return &refusal{status: http.StatusForbidden, code: string(synth.CodePreconditionFailed), reason: synth.ReasonApprovalRequired,
-			msg: fmt.Sprintf("a person must approve this call of %s in a run no person started: approval %s is requested (the console: /ui/approvals); call again with \"approval\": %q once it is approved, with the same input", c.tool.ID(), a.ID, a.ID),
+			msg:     fmt.Sprintf("a person must approve this call of %s in a run no person started: approval %s is requested (the console: /ui/approvals); call again with \"approval\": %q once it is approved, with the same input", c.tool.ID(), a.ID, a.ID),
 			details: map[string]any{"approval": a.ID, "url": "/ui/approvals#" + a.ID, "expires": a.Expires}}
 	}
 	refuse := func(why string) error {

@@ -291,7 +291,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	}
 	srv, err := server.New(server.Config{
 		Policies: store, Approvals: store,
-		Store:    store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
+		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
