@@ -6,6 +6,8 @@
 # other round (the machine's speed drifts within a minute). Prints each
 # round's two rows and the median and range of the per-round ratios.
 #   bash bench/ab.sh REV [rounds] [seconds] [concurrency]
+# OLD_FLAGS and NEW_FLAGS add serve flags to one side: with REV HEAD, the
+# cost of a setting (OLD_FLAGS=--no-history bash bench/ab.sh HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REV=${1:?usage: bash bench/ab.sh REV [rounds] [seconds] [concurrency]}
@@ -32,7 +34,9 @@ cat > "$W/tools/get.json" <<JSON
 JSON
 for v in old new; do
   port=$PO; [ $v = new ] && port=$PN
-  "$W/$v" serve --tools "$W/tools" --db "sqlite:$W/$v.db" --addr "127.0.0.1:$port" --allow-cidr 127.0.0.0/8 --log-format json >"$W/$v.out" 2>/dev/null & pids+=($!)
+  extra=${OLD_FLAGS:-}; [ $v = new ] && extra=${NEW_FLAGS:-}
+  # shellcheck disable=SC2086 # the flags split into words on purpose
+  "$W/$v" serve --tools "$W/tools" --db "sqlite:$W/$v.db" --addr "127.0.0.1:$port" --allow-cidr 127.0.0.0/8 --log-format json $extra >"$W/$v.out" 2>/dev/null & pids+=($!)
 done
 for _ in $(seq 100); do grep -q "API key for" "$W/old.out" "$W/new.out" 2>/dev/null && [ "$(grep -l 'API key for' "$W/old.out" "$W/new.out" | wc -l)" = 2 ] && break; sleep 0.1; done
 KO=$(grep "API key for" "$W/old.out" | awk '{print $NF}'); KN=$(grep "API key for" "$W/new.out" | awk '{print $NF}')

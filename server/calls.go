@@ -100,6 +100,7 @@ func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
 	defer m.inflight.Dec()
 	start := time.Now()
 	res, err := tool.Invoke(ctx, tc, c.input, c.opts)
+	s.recordCall(&c, start, res, err)
 	series := m.tool(tool.ID())
 	series.latency.Observe(time.Since(start).Seconds())
 	var e *synth.Error

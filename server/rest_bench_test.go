@@ -19,6 +19,7 @@ import (
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/internal/benchkit"
 	"github.com/httptools/httptools/internal/jsoncheck"
@@ -44,6 +45,18 @@ func BenchmarkRESTOverhead(b *testing.B) {
 		_, h, key := memServer(b, slog.New(jsonlog.New(io.Discard, nil)))
 		serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
 	})
+	// With the call history on, as serve has it: each call's record is
+	// queued, redacted and written in batches to the SQLite store off the
+	// request path (its goroutine shares the machine's cores).
+	b.Run("httptools-history", func(b *testing.B) {
+		_, h, key := memServer(b, slog.New(jsonlog.New(io.Discard, nil)), func(c *Config) {
+			rec := &history.Recorder{Sink: c.Store.(*testStore)}
+			rec.Start()
+			b.Cleanup(rec.Close)
+			c.History = rec
+		})
+		serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
+	})
 }
 
 // BenchmarkMCPOverhead is BenchmarkRESTOverhead's httptools row as one MCP
@@ -56,7 +69,7 @@ func BenchmarkMCPOverhead(b *testing.B) {
 
 // memServer is a service with the load benchmark's tool on benchkit.Memory,
 // logging to logger (serve logs JSON), with a memory budget, and an admin key.
-func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, string) {
+func memServer(tb testing.TB, logger *slog.Logger, opts ...func(*Config)) (*Server, http.Handler, string) {
 	dir := tb.TempDir()
 	os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
 		"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
@@ -71,7 +84,11 @@ func memServer(tb testing.TB, logger *slog.Logger) (*Server, http.Handler, strin
 		UserAgent: httpspec.UserAgent, Logger: logger, Budget: mem,
 		WrapTransport: func(http.RoundTripper) http.RoundTripper { return benchkit.Memory{} },
 	})))
-	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger, Budget: mem})
+	cfg := Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger, Budget: mem}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

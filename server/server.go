@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -101,6 +102,10 @@ type Config struct {
 	// ApprovalTTL is how long a request can be decided and used; 0 means
 	// DefaultApprovalTTL.
 	ApprovalTTL time.Duration
+	// History takes a record of every call, off the request path; nil
+	// keeps none. Calls reads it back (GET /v1/calls, the console).
+	History *history.Recorder
+	Calls   CallStore
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -221,6 +226,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/oauth/callback", s.callback) // the provider's redirect: the state names the tenant
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.sensitive(s.revokeConnection))
+	mux.Handle("GET /v1/calls", s.authed(s.listCalls))
 	mux.Handle("GET /v1/approvals", s.authed(s.listApprovals))
 	mux.Handle("POST /v1/approvals/{id}/approve", s.sensitive(s.approveRoute))
 	mux.Handle("POST /v1/approvals/{id}/deny", s.sensitive(s.denyRoute))

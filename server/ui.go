@@ -55,6 +55,7 @@ func (s *Server) uiHandler() http.Handler {
 	mux.Handle("GET /ui/secrets", s.uiAuthed(s.uiSecrets))
 	mux.Handle("POST /ui/secrets", s.uiAuthed(s.uiSecretSet))
 	mux.Handle("POST /ui/secrets/{envName}/{name}/delete", s.uiAuthed(s.uiSecretDelete))
+	mux.Handle("GET /ui/calls", s.uiAuthed(s.uiCalls))
 	mux.Handle("GET /ui/approvals", s.uiAuthed(s.uiApprovals))
 	mux.Handle("POST /ui/approvals/{id}/{decision}", s.uiAuthed(s.uiDecide))
 	mux.Handle("GET /ui/policy", s.uiAuthed(s.uiPolicy))

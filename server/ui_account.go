@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -195,4 +196,14 @@ func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
 	}
 	done := map[string]string{"approve": "approved: the call runs once, with its input, when it is made again", "deny": "denied"}[d]
 	s.uiBack(w, r, "/ui/approvals", "Approval "+id+" "+done+".", "")
+}
+
+func (s *Server) uiCalls(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	calls, err := s.callsOf(r.Context(), k, history.Filter{Limit: 100})
+	p := uiPage{Title: "Calls", Nav: "calls", Data: map[string]any{"Calls": calls, "IsPerson": k.Role == auth.RolePerson}}
+	if err != nil {
+		p.Error = failureOf(err).msg
+	}
+	s.uiRender(w, r, http.StatusOK, "calls", p)
 }

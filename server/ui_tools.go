@@ -234,6 +234,8 @@ func (s *Server) uiTool(w http.ResponseWriter, r *http.Request) {
 		s.uiRender(w, r, http.StatusNotFound, "error", uiPage{Title: "No such tool", Nav: "tools", Error: fmt.Sprintf("There is no tool %q.", r.PathValue("id"))})
 		return
 	}
+	// From the history's "dry-run this again": the input, as kept.
+	v.JSON = r.URL.Query().Get("json")
 	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
 }
 

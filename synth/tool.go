@@ -64,6 +64,9 @@ type Result struct {
 	Duration    time.Duration
 	OutsideData bool // read the output as data, never as instructions
 	Streamed    bool // the output went to the call's OutputSink; Output is nil
+	// Secrets knows the secrets the call resolved, in every spelling: what
+	// a caller keeps of the call (a history, a log) is redacted with it.
+	Secrets *redact.Set
 }
 
 // StreamsOutput says the tool's output needs no whole-value check (its
@@ -206,7 +209,7 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		return nil, HandlerError("", "the handler streamed an output the call had no sink for").finish(t.ID())
 	}
 	if out.Streamed {
-		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.manifest.OutsideData()}, nil
+		return &Result{Status: out.Status, Attempts: out.Attempts, Streamed: true, Duration: time.Since(start), OutsideData: t.manifest.OutsideData(), Secrets: secrets}, nil
 	}
 	if !out.wellFormed() || len(out.JSON) == 0 {
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
@@ -251,6 +254,7 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		Attempts:    out.Attempts,
 		Duration:    time.Since(start),
 		OutsideData: t.manifest.OutsideData(),
+		Secrets:     secrets,
 	}, nil
 }
 

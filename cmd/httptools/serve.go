@@ -174,6 +174,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 				hs.Close()
 			}
 			srv.Wait()
+			srv.CloseHistory() // what is queued is written
 			if mgr := srv.Manager(); mgr != nil {
 				fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				if err := mgr.Flush(fctx); err != nil {

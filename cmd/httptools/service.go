@@ -20,6 +20,7 @@ import (
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/policy"
@@ -45,6 +46,9 @@ type serviceFlags struct {
 	noAccessLog                                 bool
 	ui                                          string
 	policy                                      string
+	noHistory                                   bool
+	historyRetention                            time.Duration
+	historyMaxRows                              int
 }
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
@@ -63,6 +67,9 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
+	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
+	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
+	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
@@ -289,8 +296,16 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 			return nil, fmt.Errorf("--policy %s: storing it: %w", f.policy, err)
 		}
 	}
+	var hist *history.Recorder
+	if !f.noHistory {
+		hist = &history.Recorder{Sink: store, OnError: func(err error, n int) {
+			log.Warn("call history: a batch could not be stored and is dropped", "records", n, "error", err.Error())
+		}}
+		hist.Start()
+		go pruneHistory(ctx, store, f.historyRetention, f.historyMaxRows, log)
+	}
 	srv, err := server.New(server.Config{
-		Policies: store, Approvals: store,
+		Policies: store, Approvals: store, History: hist, Calls: store,
 		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),
 		Loader:           p.loader,
@@ -309,3 +324,22 @@ const serveGCPercent = 400
 // memLimitMargin is the heap beyond the memory budget that serve lets the
 // Go runtime use before it collects harder (GOMEMLIMIT overrides it).
 const memLimitMargin = 192 << 20
+
+// pruneHistory keeps the call history within its retention and size, once
+// a minute until ctx ends.
+func pruneHistory(ctx context.Context, store *sqlstore.SQLStore, retention time.Duration, maxRows int, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := store.PruneCalls(ctx, time.Now().Add(-retention), maxRows); err != nil && ctx.Err() == nil {
+			log.Warn("call history: pruning failed; trying again in a minute", "error", err.Error())
+		} else if n > 0 {
+			log.Info("call history: pruned", "calls", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/history"
 )
 
 // TestAPIKeysAndSessions: keys are stored hashed, one tenant each,
@@ -104,7 +105,7 @@ func TestSessionsTableMadeBeforeTheMigration(t *testing.T) {
 	tok, _ := s.CreateSession(ctx, key, time.Hour)
 	// As the old service left it: the table there, the migration not run.
 	// (Migration 5 made console_sessions; what came after goes too.)
-	for _, stmt := range []string{`DELETE FROM schema_migrations WHERE version >= 5`, `DROP TABLE policies`, `DROP TABLE approvals`, `ALTER TABLE api_keys DROP COLUMN toolset`, `ALTER TABLE api_keys DROP COLUMN unattended_tools`} {
+	for _, stmt := range []string{`DELETE FROM schema_migrations WHERE version >= 5`, `DROP TABLE policies`, `DROP TABLE approvals`, `ALTER TABLE api_keys DROP COLUMN toolset`, `ALTER TABLE api_keys DROP COLUMN unattended_tools`, `DROP TABLE calls`} {
 		if _, err := s.DB().Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -151,6 +152,46 @@ func TestPolicies(t *testing.T) {
 			}
 			if _, err := s.Policy(ctx, "t1"); !errors.Is(err, connections.ErrNotFound) {
 				t.Errorf("removed: %v", err)
+			}
+		})
+	}
+}
+
+// TestCalls: records are appended in a batch, listed newest first by
+// filter, and pruned by age and by count, on SQLite and PostgreSQL.
+func TestCalls(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range map[string]func(t *testing.T) *SQLStore{
+		"sqlite":   func(t *testing.T) *SQLStore { return openSQLite(t, "") },
+		"postgres": func(t *testing.T) *SQLStore { return openPostgres(t, postgresDSN(t)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			now := time.Now()
+			var recs []history.Record
+			for i := range 10 {
+				r := history.Record{Tenant: "t1", Tool: "a.x", Person: "u1", At: now.Add(time.Duration(i-10) * time.Minute), Status: 200, Request: "{}", Answer: "{}"}
+				if i%2 == 1 {
+					r.Tool, r.Person, r.Code = "a.y", "u2", "handler-error"
+				}
+				recs = append(recs, r)
+			}
+			recs = append(recs, history.Record{Tenant: "t2", Tool: "a.x", At: now})
+			if err := s.AppendCalls(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			for f, want := range map[history.Filter]int{{}: 10, {Tool: "a.y"}: 5, {Person: "u1"}: 5, {Status: "error"}: 5, {Status: "ok"}: 5, {Since: now.Add(-3 * time.Minute)}: 3, {Limit: 2}: 2} {
+				got, err := s.Calls(ctx, "t1", f)
+				if err != nil || len(got) != want {
+					t.Errorf("%+v: %d calls, %v; want %d", f, len(got), err, want)
+				}
+			}
+			if got, _ := s.Calls(ctx, "t1", history.Filter{}); !got[0].At.After(got[1].At) {
+				t.Error("not newest first")
+			}
+			n, err := s.PruneCalls(ctx, now.Add(-5*time.Minute), 4)
+			if err != nil || n != 5+2 {
+				t.Errorf("pruned %d, %v; want 7", n, err)
 			}
 		})
 	}

@@ -102,6 +102,23 @@ var migrations = []string{
 		used BIGINT NOT NULL DEFAULT 0
 	);
 	ALTER TABLE api_keys ADD COLUMN unattended_tools TEXT NOT NULL DEFAULT ''`,
+	// The call history: one row per call, its texts redacted and cut.
+	`CREATE TABLE calls (
+		id TEXT PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		person TEXT NOT NULL,
+		at BIGINT NOT NULL,
+		status INTEGER NOT NULL,
+		duration_ms BIGINT NOT NULL,
+		attempts INTEGER NOT NULL,
+		code TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		request TEXT NOT NULL,
+		answer TEXT NOT NULL
+	);
+	CREATE INDEX calls_tenant_at ON calls (tenant, at)`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {

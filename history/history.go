@@ -1,0 +1,202 @@
+// Package history keeps what was called: one Record per tool call, written
+// off the request path. A Recorder takes records without ever making a
+// call wait: they queue, and a goroutine writes them to a Sink in batches;
+// when the queue is full (the store fell behind) a record is dropped and
+// counted, never waited for. Before a record is written, everything in it
+// that the call's secrets could be in is redacted and cut to MaxText.
+package history
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/redact"
+)
+
+// Record is one call, as kept.
+type Record struct {
+	ID       string    `json:"id"`
+	Tenant   string    `json:"tenant"`
+	Tool     string    `json:"tool"`
+	Key      string    `json:"key,omitempty"` // the caller's key id
+	Person   string    `json:"person,omitempty"`
+	At       time.Time `json:"at"`
+	Status   int       `json:"status"` // the upstream's; 0 if none
+	Duration int64     `json:"durationMs"`
+	Attempts int       `json:"attempts"`
+	Code     string    `json:"code,omitempty"` // the error's, "" for a success
+	Reason   string    `json:"reason,omitempty"`
+	Request  string    `json:"request"` // the input, redacted, cut to MaxText
+	Answer   string    `json:"answer"`  // the output or the error's message, redacted, cut
+}
+
+// MaxText is how much of a request or an answer a record keeps.
+const MaxText = 4 << 10
+
+// Sink writes records (a store). It must be safe for concurrent use.
+type Sink interface {
+	AppendCalls(ctx context.Context, recs []Record) error
+}
+
+// Entry is what a call hands the Recorder: the record, and what it is
+// redacted with and cut from off the request path.
+type Entry struct {
+	Record
+	Input, Output []byte
+	Secrets       *redact.Set // the call's; nil for none
+}
+
+// Recorder queues entries and writes them to Sink in batches. The zero
+// value is not usable: set Sink and Start it.
+type Recorder struct {
+	Sink Sink
+	// Queue bounds the entries waiting; 0 means 10,000. Past it an entry is
+	// dropped (Dropped counts it).
+	Queue int
+	// Batch is the most records written at once; 0 means 200.
+	Batch int
+	// Flush is the longest an entry waits for its batch; 0 means 500 ms.
+	Flush time.Duration
+	// OnError, when set, is told of a batch the sink refused (dropped).
+	OnError func(error, int)
+
+	ch      chan Entry
+	done    chan struct{}
+	dropped atomic.Int64
+	written atomic.Int64
+	once    sync.Once
+}
+
+// Start starts the writing goroutine.
+func (r *Recorder) Start() {
+	if r.Queue <= 0 {
+		r.Queue = 10000
+	}
+	if r.Batch <= 0 {
+		r.Batch = 200
+	}
+	if r.Flush <= 0 {
+		r.Flush = 500 * time.Millisecond
+	}
+	r.ch = make(chan Entry, r.Queue)
+	r.done = make(chan struct{})
+	go r.run()
+}
+
+// Add queues e, or drops it when the queue is full: a call never waits.
+// A nil Recorder keeps nothing.
+func (r *Recorder) Add(e Entry) {
+	if r == nil || r.ch == nil {
+		return
+	}
+	select {
+	case r.ch <- e:
+	default:
+		r.dropped.Add(1)
+	}
+}
+
+// Dropped counts the entries dropped because the queue was full or the
+// sink refused their batch; Written the records written.
+func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// Written counts the records the sink took.
+func (r *Recorder) Written() int64 { return r.written.Load() }
+
+// Close writes what is queued and stops.
+func (r *Recorder) Close() {
+	if r == nil || r.ch == nil {
+		return
+	}
+	r.once.Do(func() { close(r.ch) })
+	<-r.done
+}
+
+func (r *Recorder) run() {
+	defer close(r.done)
+	batch := make([]Record, 0, r.Batch)
+	t := time.NewTimer(r.Flush)
+	defer t.Stop()
+	write := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.Sink.AppendCalls(ctx, batch)
+		cancel()
+		if err != nil {
+			r.dropped.Add(int64(len(batch)))
+			if r.OnError != nil {
+				r.OnError(err, len(batch))
+			}
+		} else {
+			r.written.Add(int64(len(batch)))
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case e, ok := <-r.ch:
+			if !ok {
+				write()
+				return
+			}
+			batch = append(batch, e.finish())
+			if len(batch) >= r.Batch {
+				write()
+			}
+		case <-t.C:
+			write()
+			t.Reset(r.Flush)
+		}
+	}
+}
+
+// finish is the record of e: its input and output redacted with the call's
+// secrets, in every spelling package redact knows, and cut.
+func (e Entry) finish() Record {
+	rec := e.Record
+	red := func(b []byte) string {
+		s := string(b)
+		if e.Secrets != nil && !e.Secrets.Empty() {
+			s = e.Secrets.Redact(s)
+		}
+		return Cut(s, MaxText)
+	}
+	rec.Request = red(e.Input)
+	if e.Output != nil {
+		rec.Answer = red(e.Output)
+	} else {
+		rec.Answer = red([]byte(e.Answer))
+	}
+	return rec
+}
+
+// Cut is s cut to at most n bytes on a rune boundary, "…" marking a cut.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 {
+			break
+		}
+		s = s[:len(s)-1] // a rune the cut split
+	}
+	return s + "…"
+}
+
+// Filter selects calls: every set field must match.
+type Filter struct {
+	Tool, Person string
+	// Status is "ok" (no error) or "error"; "" for both.
+	Status string
+	Since  time.Time
+	// Limit bounds the rows; 0 means 100, at most 1,000.
+	Limit int
+}
+

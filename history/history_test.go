@@ -1,0 +1,90 @@
+package history_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/history"
+	"github.com/httptools/httptools/redact"
+	"github.com/httptools/httptools/redact/redacttest"
+)
+
+type memSink struct {
+	mu      sync.Mutex
+	recs    []history.Record
+	batches int
+	block   chan struct{}
+	fail    bool
+}
+
+func (m *memSink) AppendCalls(_ context.Context, recs []history.Record) error {
+	if m.block != nil {
+		<-m.block
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return errors.New("down")
+	}
+	m.recs = append(m.recs, recs...)
+	m.batches++
+	return nil
+}
+
+// TestRecorderNeverWaits: with the sink stuck, 10,000 adds return at once
+// and what the queue cannot hold is dropped and counted; then every queued
+// record is written, in batches.
+func TestRecorderNeverWaits(t *testing.T) {
+	sink := &memSink{block: make(chan struct{})}
+	r := &history.Recorder{Sink: sink, Queue: 100, Batch: 10, Flush: 10 * time.Millisecond}
+	r.Start()
+	start := time.Now()
+	for i := range 10000 {
+		r.Add(history.Entry{Record: history.Record{Tool: fmt.Sprint(i)}})
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("10,000 adds took %v", d)
+	}
+	close(sink.block)
+	r.Close()
+	if got := int64(len(sink.recs)) + r.Dropped(); got != 10000 || r.Dropped() < 9000 || r.Written() != int64(len(sink.recs)) {
+		t.Errorf("written %d + dropped %d, want 10000 with most dropped", len(sink.recs), r.Dropped())
+	}
+}
+
+// TestRecordsKeepNoSecret: a secret in the input or the answer, in any
+// spelling an upstream may echo it in, is redacted before it is written;
+// text is cut to MaxText on a rune boundary.
+func TestRecordsKeepNoSecret(t *testing.T) {
+	secret := "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+	sink := &memSink{}
+	r := &history.Recorder{Sink: sink, Flush: time.Millisecond}
+	r.Start()
+	set := &redact.Set{}
+	set.Add(secret)
+	encodings := redacttest.Encodings()
+	for name, enc := range encodings {
+		r.Add(history.Entry{Record: history.Record{Tool: name}, Input: []byte(`{"q":"` + enc(secret) + `"}`), Output: []byte("echo " + enc(secret)), Secrets: set})
+	}
+	r.Add(history.Entry{Record: history.Record{Tool: "long"}, Input: []byte(strings.Repeat("é", history.MaxText)), Secrets: set})
+	r.Close()
+	if len(sink.recs) != len(encodings)+1 {
+		t.Fatalf("%d records", len(sink.recs))
+	}
+	for _, rec := range sink.recs {
+		for name, enc := range encodings {
+			if strings.Contains(rec.Request, enc(secret)) || strings.Contains(rec.Answer, enc(secret)) {
+				t.Errorf("%s: the %s spelling is kept: %q %q", rec.Tool, name, rec.Request, rec.Answer)
+			}
+		}
+		if len(rec.Request) > history.MaxText+len("…") || !utf8.ValidString(rec.Request) {
+			t.Errorf("%s: request of %d bytes, valid UTF-8 %v", rec.Tool, len(rec.Request), utf8.ValidString(rec.Request))
+		}
+	}
+}
