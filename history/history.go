@@ -62,11 +62,18 @@ type Recorder struct {
 	Flush time.Duration
 	// OnError, when set, is told of a batch the sink refused (dropped).
 	OnError func(error, int)
+	// MaxBusy bounds the share of its time the writer spends writing: after
+	// a batch that took d it rests d·(1/MaxBusy − 1), and records that come
+	// meanwhile beyond the queue are dropped and counted. The history then
+	// costs the service's calls a bounded share of the machine whatever the
+	// load. 0 means 0.05; 1 never rests.
+	MaxBusy float64
 
 	ch      chan Entry
 	done    chan struct{}
 	dropped atomic.Int64
 	written atomic.Int64
+	closing atomic.Bool // Close: write what is queued without resting
 	once    sync.Once
 }
 
@@ -80,6 +87,9 @@ func (r *Recorder) Start() {
 	}
 	if r.Flush <= 0 {
 		r.Flush = 500 * time.Millisecond
+	}
+	if r.MaxBusy <= 0 || r.MaxBusy > 1 {
+		r.MaxBusy = 0.05
 	}
 	r.ch = make(chan Entry, r.Queue)
 	r.done = make(chan struct{})
@@ -111,7 +121,7 @@ func (r *Recorder) Close() {
 	if r == nil || r.ch == nil {
 		return
 	}
-	r.once.Do(func() { close(r.ch) })
+	r.once.Do(func() { r.closing.Store(true); close(r.ch) })
 	<-r.done
 }
 
@@ -125,8 +135,12 @@ func (r *Recorder) run() {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		began := time.Now()
 		err := r.Sink.AppendCalls(ctx, batch)
 		cancel()
+		if rest := time.Duration(float64(time.Since(began)) * (1/r.MaxBusy - 1)); rest > 0 && r.MaxBusy < 1 && !r.closing.Load() {
+			time.Sleep(min(rest, 5*time.Second))
+		}
 		if err != nil {
 			r.dropped.Add(int64(len(batch)))
 			if r.OnError != nil {

@@ -104,7 +104,7 @@ var migrations = []string{
 	ALTER TABLE api_keys ADD COLUMN unattended_tools TEXT NOT NULL DEFAULT ''`,
 	// The call history: one row per call, its texts redacted and cut.
 	`CREATE TABLE calls (
-		id TEXT PRIMARY KEY,
+		id TEXT NOT NULL,
 		tenant TEXT NOT NULL,
 		tool TEXT NOT NULL,
 		key_id TEXT NOT NULL,
