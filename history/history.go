@@ -213,4 +213,3 @@ type Filter struct {
 	// Limit bounds the rows; 0 means 100, at most 1,000.
 	Limit int
 }
-

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/history"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -23,6 +24,7 @@ type Metrics struct {
 	policyDenials  *prometheus.CounterVec
 	tenantInflight *prometheus.GaugeVec
 	budgetOnce     sync.Once
+	historyOnce    sync.Once
 
 	// The series every call touches, by tool id and by tenant: found once
 	// instead of hashing and checking the label values on every call. Their
@@ -105,3 +107,17 @@ func (m *Metrics) watchBudget(b *budget.Budget) {
 
 // Refreshed counts a token refresh; connections.Manager.OnRefresh calls it.
 func (m *Metrics) Refreshed(outcome string) { m.refreshes.WithLabelValues(outcome).Inc() }
+
+// watchHistory exports the call history's written and dropped records.
+func (m *Metrics) watchHistory(h *history.Recorder) {
+	if h == nil {
+		return
+	}
+	m.historyOnce.Do(func() {
+		m.Registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httptools_history_written_total",
+				Help: "Call records the history wrote to the store."}, func() float64 { return float64(h.Written()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httptools_history_dropped_total",
+				Help: "Call records the history dropped: its queue was full (the store, or the writer's share of the machine, fell behind the calls) or the store refused them."}, func() float64 { return float64(h.Dropped()) }))
+	})
+}
