@@ -127,6 +127,21 @@ test("http: a tool the policy denies is neither listed nor callable", () => with
   assert.equal(denied.replace("t.slow", "X"), unknown.replace("no.such-tool", "X"));
 }));
 
+test("http: a toolset's endpoint lists and runs its tools only", () => withClient(async () => {
+  const client = new Client({ name: "interop", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(env.HTTPTOOLS_URL + "/mcp/echo-only"), {
+    requestInit: { headers: { Authorization: `Bearer ${env.HTTPTOOLS_KEY}` } },
+  }));
+  return client;
+}, async (client) => {
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ["t.echo"]);
+  const ok = await client.callTool({ name: "t.echo", arguments: { id: "1" } });
+  assert.ok(!ok.isError, JSON.stringify(ok));
+  const outside = await client.callTool({ name: "t.text", arguments: {} }).then((r) => JSON.stringify(r), (e) => e.message);
+  assert.match(outside, /unknown tool "t\.text"/);
+}));
+
 test("http: 1000 tools list and a call works", { skip: !env.HTTPTOOLS_MANY_URL }, () => withClient(() => http(env.HTTPTOOLS_MANY_URL, env.HTTPTOOLS_MANY_KEY), async (client) => {
   let tools = [];
   let cursor;

@@ -83,7 +83,7 @@ func TestNodeInterop(t *testing.T) {
 	state := t.TempDir()
 	// The policy every tenant is under: t.slow denied to everyone.
 	policyFile := filepath.Join(state, "policy.json")
-	os.WriteFile(policyFile, []byte(`{"rules":[{"name":"no-slow","effect":"deny","tools":{"ids":["t.slow"]}}]}`), 0o644)
+	os.WriteFile(policyFile, []byte(`{"rules":[{"name":"no-slow","effect":"deny","tools":{"ids":["t.slow"]}}],"toolsets":{"echo-only":{"ids":["t.echo"]}}}`), 0o644)
 	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8",
 		"--policy", policyFile)
 	// A serve with apps.json and a tool on the person's connection, for URL
