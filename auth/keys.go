@@ -65,6 +65,9 @@ const (
 	ApprovalApproved = "approved"
 	ApprovalDenied   = "denied"
 	ApprovalUsed     = "used"
+	// ApprovalExpired is what a pending or approved approval is once its
+	// time has passed (shown so; the store keeps its last state).
+	ApprovalExpired = "expired"
 )
 
 // Approval is a person's yes (or no) to one call in a run no person

@@ -208,6 +208,12 @@ func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) 
 	if err != nil {
 		return nil, s.storeRefusal("listing approvals", err)
 	}
+	now := time.Now()
+	for _, a := range out {
+		if (a.State == auth.ApprovalPending || a.State == auth.ApprovalApproved) && !now.Before(a.Expires) {
+			a.State = auth.ApprovalExpired // as it is now: it can no longer be decided or used
+		}
+	}
 	if out == nil {
 		out = []*auth.Approval{}
 	}

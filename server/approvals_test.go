@@ -163,3 +163,18 @@ func TestApprovalsInTheConsole(t *testing.T) {
 		t.Errorf("after the console's approve: %+v %v", a, err)
 	}
 }
+
+// TestApprovalsListSaysExpired: an approval past its time is listed as
+// expired, on REST and the console, and can be decided no more.
+func TestApprovalsListSaysExpired(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true; c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = 100 * time.Millisecond })
+	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
+	r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
+	time.Sleep(200 * time.Millisecond)
+	if got := r.do(t, r.keyA, "GET", "/v1/approvals", "").raw; !strings.Contains(got, `"state":"expired"`) {
+		t.Errorf("GET /v1/approvals: %s", got)
+	}
+	if page := consolePage(t, r, r.keyA, "GET", "/ui/approvals", nil); !strings.Contains(page, "expired") || strings.Contains(page, "/approve\"") {
+		t.Error("the console offers an expired approval")
+	}
+}
