@@ -167,7 +167,11 @@ func TestApprovalsInTheConsole(t *testing.T) {
 // TestApprovalsListSaysExpired: an approval past its time is listed as
 // expired, on REST and the console, and can be decided no more.
 func TestApprovalsListSaysExpired(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.UI = true; c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = 100 * time.Millisecond })
+	r := newRig(t, func(c *Config) {
+		c.UI = true
+		c.Approvals = c.Store.(ApprovalStore)
+		c.ApprovalTTL = 100 * time.Millisecond
+	})
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
 	r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
 	time.Sleep(200 * time.Millisecond)
