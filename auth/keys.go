@@ -80,6 +80,7 @@ type Approval struct {
 	Person      string    `json:"person,omitempty"`
 	Run         string    `json:"run,omitempty"`
 	InputHash   string    `json:"inputHash"`
+	Input       string    `json:"input"` // as the person is shown it: the call's secrets never in it, cut to 4 KiB
 	State       string    `json:"state"`
 	RequestedBy string    `json:"requestedBy"` // the key id of the call
 	DecidedBy   string    `json:"decidedBy,omitempty"`

@@ -15,7 +15,9 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/synth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Approvals that are records. A call in a run no person started, of a tool
@@ -96,7 +98,7 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 			ttl = DefaultApprovalTTL
 		}
 		a, err := st.CreateApproval(ctx, &auth.Approval{Tenant: c.tenant, Tool: c.tool.ID(), Person: c.context.Person, Run: c.context.Run,
-			InputHash: hash, RequestedBy: keyID, Expires: time.Now().Add(ttl)})
+			InputHash: hash, Input: history.Cut(string(c.input), history.MaxText), RequestedBy: keyID, Expires: time.Now().Add(ttl)})
 		if err != nil {
 			return s.storeRefusal("recording the approval request", err)
 		}
@@ -235,4 +237,64 @@ func (s *Server) approveRoute(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) denyRoute(w http.ResponseWriter, r *http.Request) {
 	noContent(w, s.decideApproval(r.Context(), identity(r.Context()), r.PathValue("id"), false))
+}
+
+// ElicitApprovals asks person, through every client of srv that declared
+// form elicitation on a protocol version that lets a server ask on its own
+// (before 2026-07-28; a desktop client on httptools mcp --person), to decide
+// each pending approval of their calls, every poll, until ctx ends: the
+// client shows the tool, the run and the input, and the person's answer
+// approves or denies it, as the console's buttons do. An approval is asked
+// once per client; one dismissed (cancel) stays pending for the console.
+func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, person string, poll time.Duration) {
+	if s.cfg.Approvals == nil || person == "" {
+		return
+	}
+	asked := map[string]bool{}
+	who := &auth.APIKey{ID: "mcp-person:" + person, Tenant: tenant, Role: auth.RolePerson, Person: person}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if pending, err := s.cfg.Approvals.Approvals(ctx, tenant, auth.ApprovalPending, person); err == nil {
+			for _, a := range pending {
+				if asked[a.ID] || !time.Now().Before(a.Expires) {
+					continue
+				}
+				for ss := range srv.Sessions() {
+					p := ss.InitializeParams()
+					if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil ||
+						(p.Capabilities.Elicitation.Form == nil && p.Capabilities.Elicitation.URL != nil) {
+						continue // no form elicitation declared
+					}
+					if p.ProtocolVersion >= "2026-07-28" {
+						// From this version a server asks only inside a
+						// call's answer (SEP-2322): such a client's person
+						// decides on the console.
+						continue
+					}
+					asked[a.ID] = true
+					res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form",
+						Message:         fmt.Sprintf("A run no person started wants to call %s for you (run %q, asked by key %s) with this input:\n%s\nApprove this one call?", a.Tool, a.Run, a.RequestedBy, a.Input),
+						RequestedSchema: json.RawMessage(`{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call","description":"Yes lets it run once, with exactly this input; no denies it."}},"required":["approve"]}`)})
+					if err != nil {
+						s.cfg.Logger.Warn("an MCP client could not be asked for an approval", "approval", a.ID, "error", err.Error())
+						continue
+					}
+					if res.Action == "cancel" {
+						continue
+					}
+					approve := res.Action == "accept" && res.Content["approve"] == true
+					if err := s.decideApproval(ctx, who, a.ID, approve); err != nil {
+						s.cfg.Logger.Warn("an approval decided in an MCP client could not be stored", "approval", a.ID, "error", failureOf(err).msg)
+					}
+					break
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

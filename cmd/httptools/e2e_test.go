@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/internal/pgtest"
 	"github.com/httptools/httptools/internal/testkit"
 
@@ -458,6 +459,65 @@ func TestMCPStdioToolset(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": "3"}}); err != nil || res.IsError {
 		t.Errorf("t.echo: %v %v", res, err)
+	}
+}
+
+// TestApprovalFromADesktopClient: a pending approval of the person's call
+// is asked in their MCP client (form elicitation, httptools mcp --person):
+// the client is shown the tool and the input, answers yes, and the
+// approval is approved by that person; a client answering no denies the
+// next one.
+func TestApprovalFromADesktopClient(t *testing.T) {
+	w := newWorld(t)
+	db := filepath.Join(t.TempDir(), "db")
+	var mu sync.Mutex
+	var shown []string
+	answer := true
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			shown = append(shown, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": answer}}, nil
+		}})
+	cmd := exec.Command(binary(t), "mcp", "--tools", w.tools, "--db", "sqlite:"+db, "--allow-cidr", "127.0.0.0/8", "--person", "u1")
+	ctx := context.Background()
+	// The version the desktop clients speak today: from 2026-07-28 a
+	// server asks only inside a call's answer.
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	store := testkit.SQLiteStore(t, db, nil)
+	ask := func(input string) *auth.Approval {
+		a, err := store.CreateApproval(ctx, &auth.Approval{Tenant: "local", Tool: "t.mail", Person: "u1", Run: "nightly", InputHash: "h", Input: input,
+			RequestedBy: "key_kernel", Expires: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	decided := func(id string) *auth.Approval {
+		var a *auth.Approval
+		testkit.WaitFor(t, "the client's answer", func() bool {
+			a, _ = store.Approval(ctx, "local", id)
+			return a != nil && a.State != auth.ApprovalPending
+		})
+		return a
+	}
+	yes := ask(`{"to":"boss@example.com"}`)
+	if a := decided(yes.ID); a.State != auth.ApprovalApproved || a.DecidedBy != "mcp-person:u1" {
+		t.Errorf("after yes: %+v", a)
+	}
+	mu.Lock()
+	if len(shown) != 1 || !strings.Contains(shown[0], "t.mail") || !strings.Contains(shown[0], "boss@example.com") {
+		t.Errorf("the client was shown %q", shown)
+	}
+	answer = false
+	mu.Unlock()
+	if a := decided(ask(`{"to":"all@example.com"}`).ID); a.State != auth.ApprovalDenied {
+		t.Errorf("after no: %+v", a)
 	}
 }
 

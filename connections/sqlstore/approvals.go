@@ -24,21 +24,21 @@ func (s *SQLStore) CreateApproval(ctx context.Context, a *auth.Approval) (*auth.
 	rec.Created = time.UnixMilli(time.Now().UnixMilli())
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO approvals (id, tenant, tool, person, run, input_hash, state, requested_by, created, expires)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		rec.ID, rec.Tenant, rec.Tool, rec.Person, rec.Run, rec.InputHash, rec.State, rec.RequestedBy, ms(rec.Created), ms(rec.Expires))
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO approvals (id, tenant, tool, person, run, input_hash, input, state, requested_by, created, expires)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		rec.ID, rec.Tenant, rec.Tool, rec.Person, rec.Run, rec.InputHash, rec.Input, rec.State, rec.RequestedBy, ms(rec.Created), ms(rec.Expires))
 	if err != nil {
 		return nil, fail("record approval request", err)
 	}
 	return &rec, nil
 }
 
-const approvalColumns = `id, tenant, tool, person, run, input_hash, state, requested_by, decided_by, created, expires, decided, used`
+const approvalColumns = `id, tenant, tool, person, run, input_hash, input, state, requested_by, decided_by, created, expires, decided, used`
 
 func scanApproval(row scanner) (*auth.Approval, error) {
 	var a auth.Approval
 	var created, expires, decided, used int64
-	if err := row.Scan(&a.ID, &a.Tenant, &a.Tool, &a.Person, &a.Run, &a.InputHash, &a.State, &a.RequestedBy, &a.DecidedBy, &created, &expires, &decided, &used); err != nil {
+	if err := row.Scan(&a.ID, &a.Tenant, &a.Tool, &a.Person, &a.Run, &a.InputHash, &a.Input, &a.State, &a.RequestedBy, &a.DecidedBy, &created, &expires, &decided, &used); err != nil {
 		return nil, err
 	}
 	a.Created, a.Expires, a.Decided, a.Used = fromMs(created), fromMs(expires), fromMs(decided), fromMs(used)

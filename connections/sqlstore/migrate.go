@@ -93,6 +93,7 @@ var migrations = []string{
 		person TEXT NOT NULL,
 		run TEXT NOT NULL,
 		input_hash TEXT NOT NULL,
+		input TEXT NOT NULL,
 		state TEXT NOT NULL,
 		requested_by TEXT NOT NULL,
 		decided_by TEXT NOT NULL DEFAULT '',
