@@ -116,6 +116,19 @@ for (const [name, connect] of [["http", http], ["stdio", stdio]]) {
   }));
 }
 
+test("http: the policy matrix: each role lists and runs exactly what the policies allow it", { skip: !env.HTTPTOOLS_MATRIX }, async () => {
+  for (const row of JSON.parse(env.HTTPTOOLS_MATRIX)) {
+    await withClient(() => http(env.HTTPTOOLS_URL, row.key), async (client) => {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), [...row.allowed].sort(), `${row.role} lists`);
+      for (const name of row.denied) {
+        const got = await client.callTool({ name, arguments: {} }).then((r) => JSON.stringify(r), (e) => e.message);
+        assert.match(got, new RegExp(`unknown tool "${name.replace(/[.]/g, "\\.")}"`), `${row.role} called ${name}`);
+      }
+    });
+  }
+});
+
 test("http: a tool the policy denies is neither listed nor callable", () => withClient(() => http(), async (client) => {
   const { tools } = await client.listTools();
   assert.ok(tools.some((t) => t.name === "t.echo"));
