@@ -14,7 +14,7 @@ import (
 const full = `{"id":"x.full","description":"d","version":"1.0.0",
   "input":{"type":"object","properties":{"a":{"type":"string"}}},"output":{"type":"object"},
   "needs":[{"name":"n","optional":true}],"effects":[{"kind":"reads","resource":"r","notes":"n"}],
-  "transport":"native","mcpEndpoint":"https://mcp.example.com/","metadata":{"m":1},"sandbox":"strict",
+  "transport":"auto","mcpEndpoint":"mcp+http://mcp.example.com/","metadata":{"m":1},"sandbox":"strict",
   "mutating":true,"needsApprovalWhenUnattended":true,"pauses":true,"resultIsOutsideData":true,
   "limits":{"memMB":64,"cpuMs":100},"network":{"kind":"allowlist","hosts":["api.example.com"]},
   "needsSpec":{"env":{"E":{}},"secrets":{"S":{}},"config":{"C":{}},"capabilities":["c"],"bindings":["b"],

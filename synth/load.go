@@ -262,6 +262,7 @@ func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
 			ps.Warn("codeArtifactRef.kind", "\"filesystem\" is for local development: httptools serve refuses it; publish the handler as an oci artifact")
 		}
 	}
+	checkTransport(m, ps)
 	if m.Spec != nil && m.Sandbox != "" && m.Sandbox != "none" {
 		// A declarative call runs in the service's process: what isolates
 		// it is the fetch policy, not a sandbox around a handler.
@@ -347,4 +348,27 @@ func ManifestFiles(dir string) ([]string, error) {
 	})
 	sort.Strings(files)
 	return files, err
+}
+
+// checkTransport applies the rules of transport and mcpEndpoint.
+func checkTransport(m *Manifest, ps *Problems) {
+	if m.MCPEndpoint != "" {
+		if _, err := ParseMCPEndpoint(m.MCPEndpoint); err != nil {
+			ps.Error("mcpEndpoint", err.Error())
+		}
+	}
+	switch {
+	case m.Transport == "mcp" && m.Spec != nil:
+		// The spec says what the call does; httptools runs it, and serves
+		// it over MCP as every tool.
+		msg := "with a declarative spec: httptools runs the spec itself (and serves the tool over MCP, as every tool)"
+		if m.MCPEndpoint != "" {
+			msg += "; mcpEndpoint is not called: remove it, or the spec to call the remote tool"
+		}
+		ps.Warn("transport", msg)
+	case m.Transport == "mcp" && m.MCPEndpoint == "" && m.CodeArtifactRef == nil:
+		ps.Error("mcpEndpoint", "is required with transport \"mcp\" and no spec: name the server, mcp+http://HOST/PATH, mcp+sse://HOST/PATH or mcp+stdio:///ABSOLUTE/COMMAND")
+	case m.MCPEndpoint != "" && m.Transport != "mcp" && m.Transport != "auto" && m.Transport != "":
+		ps.Error("mcpEndpoint", fmt.Sprintf("is given with transport %q: an endpoint is for transport \"mcp\" (or \"auto\")", m.Transport))
+	}
 }

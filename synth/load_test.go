@@ -3,6 +3,7 @@ package synth_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,7 @@ func TestLoadErrors(t *testing.T) {
 		{"output does not compile", `{"output": {"minLength": -1}}`, "output.minLength", "is not a valid JSON Schema", synth.CodeInvalidSchema},
 		{"remote ref refused", `{"output": {"$ref": "https://example.com/s.json"}}`, "output", "external $ref", synth.CodeInvalidSchema},
 		{"file ref refused", `{"output": {"$ref": "file:///etc/passwd"}}`, "output", "external $ref", synth.CodeInvalidSchema},
-		{"mcp draft-04", `{"transport": "mcp", "spec": null, "input": {"$schema": "http://json-schema.org/draft-04/schema#"}}`, "input.$schema", "draft-06, draft-07, 2019-09 or 2020-12", synth.CodeInvalidSchema},
+		{"mcp draft-04", `{"transport": "mcp", "mcpEndpoint": "mcp+http://mcp.acme.test/mcp", "spec": null, "input": {"$schema": "http://json-schema.org/draft-04/schema#"}}`, "input.$schema", "draft-06, draft-07, 2019-09 or 2020-12", synth.CodeInvalidSchema},
 		{"spec and artifact", `{"codeArtifactRef": {"kind": "oci", "imageRef": "i", "modulePath": "m", "artifactVersion": "1"}}`, "spec", "mutually exclusive", ""},
 		{"unknown kind", `{"spec": {"kind": "sql"}}`, "spec.kind", `unknown kind "sql": registered kinds are "http"`, ""},
 		{"pauses with spec", `{"pauses": true}`, "pauses", "only a pack tool with a handler can pause", ""},
@@ -228,7 +229,7 @@ func TestLoadMaxTimeoutConfigurable(t *testing.T) {
 func TestMCPDialects(t *testing.T) {
 	for _, d := range []string{"http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-07/schema#",
 		"https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema"} {
-		src := patch(t, `{"transport": "mcp", "spec": null, "input": {"$schema": "`+d+`", "type": "object"}}`)
+		src := patch(t, `{"transport": "mcp", "mcpEndpoint": "mcp+http://mcp.acme.test/mcp", "spec": null, "input": {"$schema": "`+d+`", "type": "object"}}`)
 		if _, err := synth.Load(src); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
@@ -306,4 +307,65 @@ func TestDefinitionRules(t *testing.T) {
 			t.Errorf("limits draw a warning: %s: %s", p.Path, p.Message)
 		}
 	}
+}
+
+// TestMCPEndpoint: the three forms parse to their transport, URL or
+// command and remote tool; anything ambiguous is refused with what to
+// write; transport "mcp" with a spec warns what runs.
+func TestMCPEndpoint(t *testing.T) {
+	for in, want := range map[string]string{
+		"mcp+http://mcp.acme.test/mcp":                  "http https://mcp.acme.test/mcp search",
+		"mcp+http://mcp.acme.test:8443/v1/mcp#find":     "http https://mcp.acme.test:8443/v1/mcp find",
+		"mcp+sse://127.0.0.1:9000/sse":                  "sse https://127.0.0.1:9000/sse search",
+		"mcp+stdio:///usr/local/bin/server --read-only": "stdio [/usr/local/bin/server --read-only] search",
+	} {
+		ep, err := synth.ParseMCPEndpoint(in)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		where := fmt.Sprint(ep.Command)
+		if ep.URL != nil {
+			where = ep.URL.String()
+		}
+		if got := ep.Transport + " " + where + " " + ep.RemoteTool("acme.search"); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	for in, why := range map[string]string{
+		"not-a-uri":                          "is not a URI",
+		"https://mcp.acme.test/mcp":          "is a https URL",
+		"mcp+ws://x/mcp":                     `scheme "mcp+ws"`,
+		"mcp+http:///mcp":                    "names no host",
+		"mcp+http://user:pw@x/mcp":           "holds a user or password",
+		"mcp+http://x/{tenant}/mcp":          "placeholder",
+		"mcp+http://x/mcp#bad tool":          "placeholder or a space",
+		"mcp+stdio://server --flag":          "absolute path",
+		"mcp+stdio:///bin/sh -c 'rm -rf /'":  "shell character",
+		"mcp+stdio:///usr/bin/server;reboot": "shell character",
+		" mcp+http://x/mcp":                  "spaces around",
+	} {
+		if _, err := synth.ParseMCPEndpoint(in); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want %q", in, err, why)
+		}
+	}
+	tool, err := synth.Load(patch(t, `{"transport": "mcp", "mcpEndpoint": "mcp+http://x.test/mcp"}`))
+	if err != nil || len(tool.Warnings()) == 0 || tool.Warnings()[0].Path != "transport" || !strings.Contains(tool.Warnings()[0].Message, "mcpEndpoint is not called") {
+		t.Errorf("transport mcp with a spec: %v %v", err, tool)
+	}
+	if _, err := synth.Load(patch(t, `{"transport": "mcp", "spec": null}`)); err == nil || !strings.Contains(err.Error(), "mcpEndpoint") {
+		t.Errorf("transport mcp without an endpoint: %v", err)
+	}
+}
+
+func FuzzMCPEndpoint(f *testing.F) {
+	for _, s := range []string{"mcp+http://x/mcp#t", "mcp+sse://[::1]:80/s", "mcp+stdio:///a b c", "not"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ep, err := synth.ParseMCPEndpoint(s)
+		if err == nil && ep.URL == nil && len(ep.Command) == 0 {
+			t.Fatalf("%q parsed to nothing", s)
+		}
+	})
 }
