@@ -31,6 +31,13 @@ type LoadOptions struct {
 	// production servers should: serve sets it. False accepts one with a
 	// warning, for validate and the CLI on an author's machine.
 	RefuseFilesystemHandlers bool
+	// StdioCommands, when StdioAllowList is set, are the commands (exact
+	// absolute paths) an mcp+stdio endpoint may start: starting a command
+	// a manifest names is code execution, which serve allows only for the
+	// commands its operator names (--allow-stdio). Without StdioAllowList
+	// any absolute command loads (validate, an author's machine).
+	StdioCommands  []string
+	StdioAllowList bool
 }
 
 // Loader loads manifests with a registry and options. The zero value uses
@@ -262,7 +269,7 @@ func checkManifest(m *Manifest, ps *Problems, opts LoadOptions) {
 			ps.Warn("codeArtifactRef.kind", "\"filesystem\" is for local development: httptools serve refuses it; publish the handler as an oci artifact")
 		}
 	}
-	checkTransport(m, ps)
+	checkTransport(m, ps, opts)
 	if m.Spec != nil && m.Sandbox != "" && m.Sandbox != "none" {
 		// A declarative call runs in the service's process: what isolates
 		// it is the fetch policy, not a sandbox around a handler.
@@ -351,10 +358,14 @@ func ManifestFiles(dir string) ([]string, error) {
 }
 
 // checkTransport applies the rules of transport and mcpEndpoint.
-func checkTransport(m *Manifest, ps *Problems) {
+func checkTransport(m *Manifest, ps *Problems, opts LoadOptions) {
 	if m.MCPEndpoint != "" {
-		if _, err := ParseMCPEndpoint(m.MCPEndpoint); err != nil {
+		ep, err := ParseMCPEndpoint(m.MCPEndpoint)
+		switch {
+		case err != nil:
 			ps.Error("mcpEndpoint", err.Error())
+		case ep.Transport == "stdio" && opts.StdioAllowList && !slices.Contains(opts.StdioCommands, ep.Command[0]):
+			ps.Error("mcpEndpoint", fmt.Sprintf("starts %s, which the operator has not allowed: a command a manifest names runs on the service's machine; allow it with serve --allow-stdio %s", ep.Command[0], ep.Command[0]))
 		}
 	}
 	switch {

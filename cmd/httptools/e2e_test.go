@@ -342,6 +342,31 @@ func TestServeRefusesInvalidTools(t *testing.T) {
 	}
 }
 
+// TestServeRefusesStdioCommandsNotAllowed: a tool whose endpoint starts a
+// command is refused by serve unless the operator allowed that exact
+// command (--allow-stdio); validate takes it (the author's machine).
+func TestServeRefusesStdioCommandsNotAllowed(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "local.json"), []byte(`{"id":"acme.local","description":"A local MCP server's tool.","version":"1.0.0","mutating":false,
+		"transport":"mcp","mcpEndpoint":"mcp+stdio:///usr/local/bin/acme-mcp --read-only","input":{"type":"object"},"output":{"type":"object"}}`), 0o644)
+	args := []string{"serve", "--tools", dir, "--db", "sqlite:" + filepath.Join(t.TempDir(), "db"), "--addr", freeAddr(t)}
+	out, err := exec.Command(binary(t), append(args, "--allow-stdio", "/usr/local/bin/other")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "local.json: mcpEndpoint: starts /usr/local/bin/acme-mcp, which the operator has not allowed") {
+		t.Fatalf("serve: %v: %s", err, out)
+	}
+	if _, _, code := runCLI(t, "validate", dir); code != 0 {
+		t.Errorf("validate refused it: exit %d", code)
+	}
+	ok := exec.Command(binary(t), append(args, "--allow-stdio", "/usr/local/bin/acme-mcp")...)
+	var outb testkit.Buffer // written by the process's copying goroutine
+	ok.Stdout, ok.Stderr = &outb, &outb
+	if err := ok.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ok.Process.Kill()
+	testkit.WaitFor(t, "serve to start with the command allowed", func() bool { return strings.Contains(outb.String(), "API key for") })
+}
+
 // TestServeRefusesFilesystemHandlers: a handler that is a file on the
 // author's disk is refused by serve, as the definition says production
 // servers should (and serve holds no port), and accepted with a warning by

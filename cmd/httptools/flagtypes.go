@@ -42,3 +42,13 @@ func (t *tenantLimitFlags) Set(v string) error {
 	t.m[name] = limit
 	return nil
 }
+
+// stringsFlag is a repeatable flag of strings.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
+
+func (s *stringsFlag) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}

@@ -46,6 +46,7 @@ type serviceFlags struct {
 	noAccessLog                                 bool
 	ui                                          string
 	policy                                      string
+	allowStdio                                  stringsFlag
 	noHistory                                   bool
 	historyRetention                            time.Duration
 	historyMaxRows                              int
@@ -70,6 +71,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
+	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve refuses any other")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
@@ -185,7 +187,8 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
 	})
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
-	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production}}
+	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production,
+		StdioAllowList: f.production, StdioCommands: f.allowStdio}}
 	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
 		var le *server.LoadError
 		if errors.As(err, &le) {
