@@ -218,6 +218,10 @@ func (h *Handler) SecretRefs() []synth.SecretRef {
 	return nil
 }
 
+// Host is the literal host of the handler's URL template, lower case,
+// without port or brackets: the upstream its calls go to first.
+func (h *Handler) Host() string { return h.origin.name }
+
 // Spec returns a copy of the handler's spec, defaults not filled in.
 func (h *Handler) Spec() *Spec {
 	c := *h.spec

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/synth"
 	"github.com/tidwall/gjson"
@@ -210,32 +209,15 @@ func factsOf(t *synth.Tool) policy.Tool {
 	for _, e := range m.Effects {
 		f.Effects = append(f.Effects, policy.Effect{Kind: e.Kind, Resource: e.Resource})
 	}
-	if m.Spec != nil {
-		if k := gjson.GetBytes(m.Spec.Raw, "authorization.kind"); k.Type == gjson.String {
-			f.Auth = k.Str
+	// The http handler knows its host and authorization already, in the
+	// one form its allowlist and its calls use.
+	if h, ok := t.Handler().(*httpspec.Handler); ok {
+		if a := h.Spec().Authorization; a != nil {
+			f.Auth = a.Kind
 		}
-		if h := templateHost(gjson.GetBytes(m.Spec.Raw, "urlTemplate").Str); h != "" {
-			f.Hosts = []string{h}
-		}
+		f.Hosts = []string{h.Host()}
 	}
 	return f
-}
-
-// templateHost is the literal host of a URL template (the load rules make
-// every http tool's one).
-func templateHost(tmpl string) string {
-	_, rest, ok := strings.Cut(tmpl, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?#{"); i >= 0 {
-		rest = rest[:i]
-	}
-	u, err := url.Parse("http://" + rest)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(u.Hostname())
 }
 
 // toolNotFoundRefusal is what a denied tool gets: what an unknown id gets.
