@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -411,19 +410,24 @@ func dropOperations(doc map[string]any, path string, methods []string, why strin
 	item, _ := paths[path].(map[string]any)
 	n := 0
 	for _, m := range methods {
-		op, ok := item[m].(map[string]any)
-		if !ok {
-			continue
+		if _, ok := item[m].(map[string]any); ok {
+			skipOperation(item, path, m, why, skips)
+			n++
 		}
-		id, _ := op["operationId"].(string)
-		if id == "" {
-			id = strings.ToUpper(m) + " " + path
-		}
-		*skips = append(*skips, skip{id, why})
-		delete(item, m)
-		n++
 	}
 	return n
+}
+
+// skipOperation removes the operation method of the path item at path,
+// noting it in skips by its operationId (else "METHOD path") with why.
+func skipOperation(item map[string]any, path, method, why string, skips *[]skip) {
+	op, _ := item[method].(map[string]any)
+	id, _ := op["operationId"].(string)
+	if id == "" {
+		id = strings.ToUpper(method) + " " + path
+	}
+	*skips = append(*skips, skip{id, why})
+	delete(item, method)
 }
 
 // skip is an operation left out before the import proper.
@@ -479,17 +483,8 @@ func dropBroken(doc map[string]any, ptr, why string, skips *[]skip) int {
 		item, _ := it.(map[string]any)
 		shared := refersTo(item["parameters"], bad)
 		for m, o := range item {
-			if !slices.Contains([]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}, m) {
-				continue
-			}
-			if shared || refersTo(o, bad) {
-				op, _ := o.(map[string]any)
-				id, _ := op["operationId"].(string)
-				if id == "" {
-					id = strings.ToUpper(m) + " " + p
-				}
-				*skips = append(*skips, skip{id, name + " (" + why + ")"})
-				delete(item, m)
+			if methods[m] && (shared || refersTo(o, bad)) {
+				skipOperation(item, p, m, name+" ("+why+")", skips)
 				removed++
 			}
 		}
