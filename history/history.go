@@ -194,14 +194,10 @@ func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[:n]
-	for len(s) > 0 {
-		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 {
-			break
-		}
-		s = s[:len(s)-1] // a rune the cut split
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // not inside a rune
 	}
-	return s + "…"
+	return s[:n] + "…"
 }
 
 // Filter selects calls: every set field must match.

@@ -36,9 +36,7 @@ func (s *Server) recordCall(c *toolCall, start time.Time, res *synth.Result, err
 	case err != nil:
 		f := failureOf(err)
 		e.Code, e.Reason, e.Answer = f.code, f.reason, f.msg // the library's words, redacted already
-		if se := toolError(err); se != nil {
-			e.Status = se.Status
-		}
+		e.Status = toolError(err).Status
 	case res.Streamed:
 		e.Status, e.Attempts, e.Secrets = res.Status, res.Attempts, res.Secrets
 		e.Answer = "(streamed to the caller, not kept)"
