@@ -72,20 +72,7 @@ func (s *SQLStore) Approvals(ctx context.Context, tenant, state, person string) 
 		q += ` AND person = ?`
 		args = append(args, person)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY created DESC, id LIMIT 200`), args...)
-	if err != nil {
-		return nil, fail("list approvals", err)
-	}
-	defer rows.Close()
-	var out []*auth.Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, fail("list approvals", err)
-		}
-		out = append(out, a)
-	}
-	return out, fail("list approvals", rows.Err())
+	return queryAll(ctx, s, "list approvals", scanApproval, q+` ORDER BY created DESC, id LIMIT 200`, args...)
 }
 
 // DecideApproval approves or denies (state) tenant's pending approval id,

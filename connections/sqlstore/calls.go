@@ -67,22 +67,13 @@ func (s *SQLStore) Calls(ctx context.Context, tenant string, f history.Filter) (
 	limit = min(limit, 1000)
 	q += ` ORDER BY at DESC, id LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-	if err != nil {
-		return nil, fail("list calls", err)
-	}
-	defer rows.Close()
-	var out []history.Record
-	for rows.Next() {
+	return queryAll(ctx, s, "list calls", func(row scanner) (history.Record, error) {
 		var r history.Record
 		var at int64
-		if err := rows.Scan(&r.ID, &r.Tenant, &r.Tool, &r.Key, &r.Person, &at, &r.Status, &r.Duration, &r.Attempts, &r.Code, &r.Reason, &r.Request, &r.Answer); err != nil {
-			return nil, fail("list calls", err)
-		}
+		err := row.Scan(&r.ID, &r.Tenant, &r.Tool, &r.Key, &r.Person, &at, &r.Status, &r.Duration, &r.Attempts, &r.Code, &r.Reason, &r.Request, &r.Answer)
 		r.At = fromMs(at)
-		out = append(out, r)
-	}
-	return out, fail("list calls", rows.Err())
+		return r, err
+	}, q, args...)
 }
 
 // PruneCalls removes the calls made before before, and, past maxRows (0:

@@ -55,20 +55,7 @@ func (s *SQLStore) Connection(ctx context.Context, tenant, app, owner string) (*
 func (s *SQLStore) Connections(ctx context.Context, tenant string) ([]*connections.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+connColumns+` FROM connections WHERE tenant = ? ORDER BY app, owner`), tenant)
-	if err != nil {
-		return nil, fail("list connections", err)
-	}
-	defer rows.Close()
-	var out []*connections.Record
-	for rows.Next() {
-		r, err := s.scanConn(rows)
-		if err != nil {
-			return nil, fail("list connections", err)
-		}
-		out = append(out, r)
-	}
-	return out, fail("list connections", rows.Err())
+	return queryAll(ctx, s, "list connections", s.scanConn, `SELECT `+connColumns+` FROM connections WHERE tenant = ? ORDER BY app, owner`, tenant)
 }
 
 // SaveConnection implements Store; UpdateLocked keeps the row's id,

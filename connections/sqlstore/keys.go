@@ -65,20 +65,7 @@ func (s *SQLStore) APIKeys(ctx context.Context, tenant string) ([]*auth.APIKey, 
 		q += ` AND tenant = ?`
 		args = append(args, tenant)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY tenant, created, id`), args...)
-	if err != nil {
-		return nil, fail("list API keys", err)
-	}
-	defer rows.Close()
-	var out []*auth.APIKey
-	for rows.Next() {
-		rec, err := scanKey(rows)
-		if err != nil {
-			return nil, fail("list API keys", err)
-		}
-		out = append(out, rec)
-	}
-	return out, fail("list API keys", rows.Err())
+	return queryAll(ctx, s, "list API keys", scanKey, q+` ORDER BY tenant, created, id`, args...)
 }
 
 // RevokeAPIKey revokes a key by id; tenant "" matches any tenant (the

@@ -162,6 +162,25 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 	return tx.Commit()
 }
 
+// queryAll runs query (? placeholders) and scans every row with scan; op
+// names what it was in a failure.
+func queryAll[T any](ctx context.Context, s *SQLStore, op string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, fail(op, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fail(op, err)
+		}
+		out = append(out, v)
+	}
+	return out, fail(op, rows.Err())
+}
+
 // q rewrites ? placeholders as $1, $2… for PostgreSQL.
 func (s *SQLStore) q(query string) string {
 	if !s.pg {

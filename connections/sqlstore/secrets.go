@@ -51,20 +51,10 @@ func (s *SQLStore) Secret(ctx context.Context, tenant string, ref synth.SecretRe
 func (s *SQLStore) SecretRefs(ctx context.Context, tenant string) ([]synth.SecretRef, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT env_name, name FROM secrets WHERE tenant = ? ORDER BY env_name, name`), tenant)
-	if err != nil {
-		return nil, fail("list secrets", err)
-	}
-	defer rows.Close()
-	var out []synth.SecretRef
-	for rows.Next() {
+	return queryAll(ctx, s, "list secrets", func(row scanner) (synth.SecretRef, error) {
 		var r synth.SecretRef
-		if err := rows.Scan(&r.EnvName, &r.Name); err != nil {
-			return nil, fail("list secrets", err)
-		}
-		out = append(out, r)
-	}
-	return out, fail("list secrets", rows.Err())
+		return r, row.Scan(&r.EnvName, &r.Name)
+	}, `SELECT env_name, name FROM secrets WHERE tenant = ? ORDER BY env_name, name`, tenant)
 }
 
 // DeleteSecret implements Store.
