@@ -40,3 +40,9 @@ func openPostgres(t testing.TB, dsn string) *SQLStore {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// eachStore runs f on a new store on SQLite and on PostgreSQL.
+func eachStore(t *testing.T, f func(t *testing.T, s *SQLStore)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, openSQLite(t, "")) })
+	t.Run("postgres", func(t *testing.T) { f(t, openPostgres(t, postgresDSN(t))) })
+}
