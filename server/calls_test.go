@@ -55,20 +55,10 @@ func TestEveryFrontDoorIsOneCall(t *testing.T) {
 		return outcome{code: code, msg: msg}
 	}
 	fast := func(key, tool, input string) outcome {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + input + `}}`
-		req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		b := []byte(fastCall(t, r, key, tool, input))
 		var rpc struct {
 			Result mcp.CallToolResult
 		}
-		b, _ := io.ReadAll(resp.Body)
 		if err := json.Unmarshal(b, &rpc); err != nil {
 			t.Fatalf("fast path: %s", b)
 		}

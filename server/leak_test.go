@@ -246,8 +246,14 @@ func metricsText(t *testing.T, base, key string) string {
 }
 
 func mcpSession(t *testing.T, base, key string) *mcp.ClientSession {
+	return mcpSessionAt(t, base+"/mcp", key)
+}
+
+// mcpSessionAt is an SDK client's session with the MCP endpoint (a
+// toolset's, say), with key, closed when t ends.
+func mcpSessionAt(t *testing.T, endpoint, key string) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint,
 		HTTPClient: &http.Client{Transport: keyTransport{key: key}}, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)

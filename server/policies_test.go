@@ -175,7 +175,9 @@ func TestPolicyChangeReachesEveryReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bh := httptestServer(t, b.Handler())
+	bs := httptest.NewServer(b.Handler())
+	t.Cleanup(bs.Close)
+	bh := bs.URL
 	seen := func(base string) bool {
 		req, _ := http.NewRequest("GET", base+"/v1/tools/t.echo", nil)
 		req.Header.Set("Authorization", "Bearer "+a.keyA)
@@ -207,27 +209,10 @@ func TestPolicyChangeReachesEveryReplica(t *testing.T) {
 	}
 }
 
-func httptestServer(t *testing.T, h http.Handler) string {
-	s := httptest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s.URL
-}
-
-// fastCall posts a stateless tools/call as an MCP client does, the kind
-// the fast path answers.
+// fastCall posts a stateless tools/call to /mcp as an MCP client does,
+// the kind the fast path answers, and returns the answer's body.
 func fastCall(t *testing.T, r *rig, key, name, args string) string {
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
-	req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return fastCallAt(t, r, key, "/mcp", name, args)
 }
 
 // consolePage is a console page as the signed-in key sees it.
@@ -329,13 +314,7 @@ func TestToolsets(t *testing.T) {
 		t.Errorf("/mcp/nope: %d", rp.status)
 	}
 	listMCP := func(key, path string) []string {
-		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.http.URL + path,
-			HTTPClient: &http.Client{Transport: keyTransport{key: key}}, DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs := mcpSessionAt(t, r.http.URL+path, key)
 		var out []string
 		for tl, err := range cs.Tools(ctx, nil) {
 			if err != nil {
@@ -345,7 +324,7 @@ func TestToolsets(t *testing.T) {
 		}
 		slices.Sort(out)
 		before := r.upCalls.Load()
-		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.mail", Arguments: map[string]any{}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.mail", Arguments: map[string]any{}})
 		if !slices.Contains(out, "t.mail") && (err == nil || !strings.Contains(err.Error(), `unknown tool "t.mail"`) || r.upCalls.Load() != before) {
 			t.Errorf("%s: t.mail called by name: %v, %d upstream requests", path, err, r.upCalls.Load()-before)
 		}
@@ -390,7 +369,7 @@ func TestToolsets(t *testing.T) {
 	}
 }
 
-// fastCallAt is fastCall at another MCP path.
+// fastCallAt is fastCall at another MCP path (a toolset's).
 func fastCallAt(t *testing.T, r *rig, key, path, name, args string) string {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
 	req, _ := http.NewRequest("POST", r.http.URL+path, strings.NewReader(body))
