@@ -58,7 +58,13 @@ func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 				callTenant, person = mcpCaller(ctx, h)
 			}
 			g, err := s.gateFor(ctx, callTenant, key, person)
-			if err != nil {
+			switch {
+			case err != nil && method == "tools/call":
+				// The call's own gate (Server.settle) refuses it the same
+				// way, as a tool error the model reads, as the fast path
+				// does.
+				return next(ctx, method, req)
+			case err != nil:
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failureOf(err).msg}
 			}
 			if method == "tools/call" {

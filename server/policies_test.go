@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -145,6 +146,15 @@ func TestPolicyMatrix(t *testing.T) {
 				}
 				if !strings.Contains(fast, `"message":"unknown tool \"`+id+`\""`) {
 					t.Errorf("%s denied: the fast path answered %s", id, fast)
+				}
+				r.srv.noFastPath.Store(true)
+				viaSDK := fastCall(t, r, key, id, input(id))
+				r.srv.noFastPath.Store(false)
+				var fv, sv any
+				json.Unmarshal([]byte(fast), &fv)
+				json.Unmarshal([]byte(viaSDK), &sv)
+				if !reflect.DeepEqual(fv, sv) {
+					t.Errorf("%s denied: the fast path answered %s, the SDK %s", id, fast, viaSDK)
 				}
 				if !strings.Contains(page, "There is no tool") || !strings.Contains(run, "There is no tool") {
 					t.Errorf("%s denied: the console shows its page or runs it", id)
