@@ -56,7 +56,17 @@ func (s *Server) storedKey(ctx context.Context, key string) (*auth.APIKey, error
 
 type identityKey struct{}
 
-// identity is who a request is: the API key it came with.
+// keyOf is the API key a request came with, nil for none (a caller the
+// process trusts: MCP over stdio).
+func keyOf(ctx context.Context) *auth.APIKey {
+	if k := identity(ctx); k.ID != "" || k.Tenant != "" {
+		return k
+	}
+	return nil
+}
+
+// identity is who a request is: the API key it came with (an empty one
+// for none).
 func identity(ctx context.Context) *auth.APIKey {
 	if a := accessOf(ctx); a != nil && a.key != nil {
 		return a.key

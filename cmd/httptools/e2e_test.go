@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/internal/pgtest"
 	"github.com/httptools/httptools/internal/testkit"
 
@@ -623,4 +624,40 @@ func createKey(t *testing.T, env []string, dsn string) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
+}
+
+// TestMCPStdioKeepsItsHistory: a desktop session's calls are the local
+// tenant's — its environment secrets serve them — and are in the store's
+// history once the client has gone, though the writer had not flushed
+// them yet.
+func TestMCPStdioKeepsItsHistory(t *testing.T) {
+	w := newWorld(t)
+	db := filepath.Join(t.TempDir(), "db")
+	cmd := exec.Command(binary(t), "mcp", "--tools", w.tools, "--db", "sqlite:"+db, "--allow-cidr", "127.0.0.0/8")
+	cmd.Env = append(os.Environ(), "HTTPTOOLS_SECRET_PRODUCTION_TOKEN=stdio-secret-value-123")
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.echo", Arguments: map[string]any{"id": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.secret", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Errorf("t.secret with the local tenant's environment secret: %v %+v", err, res)
+	}
+	cs.Close() // ends the process
+	cmd.Wait()
+	calls, err := testkit.SQLiteStore(t, db, nil).Calls(ctx, "local", history.Filter{})
+	if err != nil || len(calls) != 4 {
+		t.Errorf("%d calls of tenant local kept, %v; want 4", len(calls), err)
+	}
+	for _, c := range calls {
+		if strings.Contains(c.Answer, "stdio-secret-value-123") {
+			t.Errorf("the secret is kept: %s", c.Answer)
+		}
+	}
 }

@@ -92,6 +92,7 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 		}
 	}()
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	defer srv.CloseHistory() // the client is gone: what the history queued is written
 	if err := ms.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		fmt.Fprintln(stderr, "httptools mcp:", err)
 		return 1
