@@ -7,6 +7,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -97,11 +98,15 @@ func (r *Recorder) Start() {
 }
 
 // Add queues e, or drops it when the queue is full: a call never waits.
-// A nil Recorder keeps nothing.
+// What it queues of the input and the output is a copy of their first
+// 2·MaxText bytes (room for a secret that straddles the cut to be whole
+// when it is redacted): a queued entry never keeps a call's answer, however
+// big, alive past the call. A nil Recorder keeps nothing.
 func (r *Recorder) Add(e Entry) {
 	if r == nil || r.ch == nil {
 		return
 	}
+	e.Input, e.Output = clip(e.Input), clip(e.Output)
 	select {
 	case r.ch <- e:
 	default:
@@ -167,6 +172,14 @@ func (r *Recorder) run() {
 			t.Reset(r.Flush)
 		}
 	}
+}
+
+// clip is a copy of b's first 2·MaxText bytes; nil stays nil.
+func clip(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b[:min(len(b), 2*MaxText)])
 }
 
 // finish is the record of e: its input and output redacted with the call's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -86,5 +87,33 @@ func TestRecordsKeepNoSecret(t *testing.T) {
 		if len(rec.Request) > history.MaxText+len("…") || !utf8.ValidString(rec.Request) {
 			t.Errorf("%s: request of %d bytes, valid UTF-8 %v", rec.Tool, len(rec.Request), utf8.ValidString(rec.Request))
 		}
+	}
+}
+
+// TestQueuedEntriesKeepNoAnswer: an entry queued behind a stuck writer
+// holds a copy of at most 2·MaxText bytes of its input and output, never
+// the call's own (possibly huge) slices: 50 entries of 9 MiB answers keep
+// under 1 MiB alive.
+func TestQueuedEntriesKeepNoAnswer(t *testing.T) {
+	sink := &memSink{block: make(chan struct{})}
+	r := &history.Recorder{Sink: sink, Queue: 100}
+	r.Start()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 50 {
+		answer := make([]byte, 9<<20)
+		answer[0] = '{'
+		r.Add(history.Entry{Record: history.Record{Tool: "big"}, Output: answer})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 1<<20 {
+		t.Errorf("50 queued entries keep %d bytes alive", grown)
+	}
+	close(sink.block)
+	r.Close()
+	if len(sink.recs) != 50 || len(sink.recs[0].Answer) > history.MaxText+len("…") {
+		t.Errorf("%d records, the first answer %d bytes", len(sink.recs), len(sink.recs[0].Answer))
 	}
 }
