@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ type page struct {
 
 func (p *page) fail(what string, err error) {
 	p.t.Helper()
-	html, _ := chromedp.Run(p.ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+	html, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 	p.t.Fatalf("%s: %v\n%.2000s", what, err, html)
 }
 
@@ -84,10 +85,12 @@ func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// text is the visible text of the first element sel matches.
+// text is the visible text of the first element sel matches. It is read
+// by script, not through chromedp's node cache, which can still hold the
+// page before a navigation ("No node with given id found").
 func (p *page) text(sel string) string {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(sel)))
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(document.querySelector(`+strconv.Quote(sel)+`)?.innerText ?? "")`))
 	if err != nil {
 		p.fail("text of "+sel, err)
 	}
@@ -96,7 +99,7 @@ func (p *page) text(sel string) string {
 
 func (p *page) html() string {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 	if err != nil {
 		p.fail("html", err)
 	}
