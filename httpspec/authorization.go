@@ -4,6 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/httptools/httptools/auth"
 
 	"github.com/httptools/httptools/synth"
@@ -26,9 +33,9 @@ type Authorization struct {
 	Connection string           `json:"connection,omitempty"`
 }
 
-// credential is a resolved Authorization: one header to set, and the
+// Credential is a resolved Authorization: one header to set, and the
 // secret inside it that must never be shown.
-type credential struct {
+type Credential struct {
 	Header string // canonical header name
 	Value  string // the whole header value
 	Secret string // the secret or token in Value
@@ -52,55 +59,87 @@ func credentialVar(spec *Authorization) string {
 
 // resolveCredential resolves the authorization of one call of h. rejected
 // is the connection token the upstream just refused with 401, "" on a first
-// try: the source is asked for a new one. Errors are *synth.Error with code precondition-failed
-// and reason secret-unavailable or a connection reason; their messages name
-// the reference, never a value.
-func (h *Handler) resolveCredential(ctx context.Context, cc synth.CallContext, rejected string) (credential, error) {
-	spec := h.spec.Authorization
-	switch spec.Kind {
+// try: the source is asked for a new one.
+func (h *Handler) resolveCredential(ctx context.Context, cc synth.CallContext, rejected string) (Credential, error) {
+	var need *synth.ConnectionNeed
+	if h.conn != nil {
+		need = &h.conn.need
+	}
+	return h.spec.Authorization.Resolve(ctx, cc, need, h.toolID, rejected)
+}
+
+// Resolve resolves a for one call of tool toolID: the secret it names from
+// cc.Secrets, or a token of the connection it names from cc.Connections,
+// need being that connection as the manifest declares it. rejected is the
+// connection token the upstream just refused with 401, "" on a first try:
+// the source is asked for a new one. Errors are *synth.Error with code
+// precondition-failed and reason secret-unavailable, store-unavailable or a
+// connection reason; their messages name the reference, never a value.
+func (a *Authorization) Resolve(ctx context.Context, cc synth.CallContext, need *synth.ConnectionNeed, toolID, rejected string) (Credential, error) {
+	switch a.Kind {
 	case AuthBearer, AuthHeader:
-		ref := *spec.SecretRef
+		ref := *a.SecretRef
 		r := cc.Secrets
 		if r == nil {
-			return credential{}, synth.PreconditionFailed(synth.ReasonSecretUnavailable,
+			return Credential{}, synth.PreconditionFailed(synth.ReasonSecretUnavailable,
 				"the tool needs secret %s but no secret resolver is wired into the call", ref)
 		}
 		v, err := r.ResolveSecret(ctx, ref)
 		if err != nil {
-			return credential{}, secretError(ref, err)
+			return Credential{}, secretError(ref, err)
 		}
-		if spec.Kind == AuthBearer {
-			return credential{Header: "Authorization", Value: "Bearer " + v, Secret: v}, nil
+		if a.Kind == AuthBearer {
+			return Credential{Header: "Authorization", Value: "Bearer " + v, Secret: v}, nil
 		}
-		return credential{Header: spec.HeaderName, Value: v, Secret: v}, nil
+		return Credential{Header: http.CanonicalHeaderKey(a.HeaderName), Value: v, Secret: v}, nil
 	case AuthConnection:
-		if h.conn == nil { // load-time rules make this unreachable
-			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q is not declared in needsSpec.connections", spec.Connection)
+		if need == nil { // load-time rules make this unreachable
+			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q is not declared in needsSpec.connections", a.Connection)
 		}
-		need := h.conn.need
 		src := cc.Connections
 		if src == nil {
-			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-				"the tool needs connection %q (app %s, as %s) but no connection source is wired into the call", spec.Connection, need.App, need.As)
+			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+				"the tool needs connection %q (app %s, as %s) but no connection source is wired into the call", a.Connection, need.App, need.As)
 		}
 		if need.As == synth.AsPerson && cc.Person == "" {
-			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-				"connection %q uses the run's person's %s account, but the run has no person", spec.Connection, need.App)
+			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+				"connection %q uses the run's person's %s account, but the run has no person", a.Connection, need.App)
 		}
 		tok, err := src.AccessToken(ctx, synth.ConnectionRequest{
-			Name: spec.Connection, Need: need, ToolID: h.toolID,
+			Name: a.Connection, Need: *need, ToolID: toolID,
 			Tenant: cc.Tenant, Person: cc.Person, ForceRefresh: rejected != "", Rejected: rejected,
 		})
 		if err != nil {
 			var e *synth.Error
 			if errors.As(err, &e) {
-				return credential{}, e
+				return Credential{}, e
 			}
-			return credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", spec.Connection, need.App, err)
+			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", a.Connection, need.App, err)
 		}
-		return credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil
+		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil
 	}
-	return credential{}, fmt.Errorf("httpspec: unknown authorization kind %q", spec.Kind)
+	return Credential{}, fmt.Errorf("httpspec: unknown authorization kind %q", a.Kind)
+}
+
+// Check runs the load-time rules of an authorization written at path
+// ("spec.authorization") of manifest m: a connection must be declared in
+// needsSpec.connections, a header name must be one a secret can travel in.
+func (a *Authorization) Check(m *synth.Manifest, path string, ps *synth.Problems) {
+	switch a.Kind {
+	case AuthConnection:
+		if m.NeedsSpec == nil || m.NeedsSpec.Connections == nil {
+			ps.Error(path+".connection", fmt.Sprintf("connection %q is not declared: add needsSpec.connections.%s with its app, permissions and as", a.Connection, a.Connection))
+		} else if _, ok := m.NeedsSpec.Connections[a.Connection]; !ok {
+			ps.Error(path+".connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(slices.Sorted(maps.Keys(m.NeedsSpec.Connections)), ", ")))
+		}
+	case AuthHeader:
+		switch {
+		case !httpguts.ValidHeaderFieldName(a.HeaderName):
+			ps.Error(path+".headerName", fmt.Sprintf("%q is not a valid header name: use letters, digits and !#$%%&'*+-.^_`|~ only", a.HeaderName))
+		case forbiddenHeaders[strings.ToLower(a.HeaderName)]:
+			ps.Error(path+".headerName", fmt.Sprintf("%s is set by the HTTP client and cannot carry a secret: pick the header your API reads the key from", a.HeaderName))
+		}
+	}
 }
 
 func secretError(ref synth.SecretRef, err error) error {

@@ -137,7 +137,7 @@ func (r *plan) Curl() string {
 	for _, k := range names {
 		for _, v := range r.Header[k] {
 			if k == r.credentialHeader && r.credentialVar != "" && strings.HasSuffix(v, r.credential) {
-				// The header that carries the credential: the credential
+				// The header that carries the credential: the Credential
 				// itself as its variable, and nowhere else, so that a
 				// short secret never rewrites the host or the body.
 				head := k + ": " + strings.TrimSuffix(v, r.credential)

@@ -3,9 +3,7 @@ package httpspec
 import (
 	"fmt"
 	"golang.org/x/net/http/httpguts"
-	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -48,21 +46,7 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 	tmpl, org := checkURL(s.URLTemplate, ps)
 	checkHeaders(s, ps)
 	if a := s.Authorization; a != nil {
-		switch a.Kind {
-		case AuthConnection:
-			if m.NeedsSpec == nil || m.NeedsSpec.Connections == nil {
-				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared: add needsSpec.connections.%s with its app, permissions and as", a.Connection, a.Connection))
-			} else if _, ok := m.NeedsSpec.Connections[a.Connection]; !ok {
-				ps.Error("spec.authorization.connection", fmt.Sprintf("connection %q is not declared in needsSpec.connections (declared: %s)", a.Connection, strings.Join(slices.Sorted(maps.Keys(m.NeedsSpec.Connections)), ", ")))
-			}
-		case AuthHeader:
-			switch {
-			case !httpguts.ValidHeaderFieldName(a.HeaderName):
-				ps.Error("spec.authorization.headerName", fmt.Sprintf("%q is not a valid header name: use letters, digits and !#$%%&'*+-.^_`|~ only", a.HeaderName))
-			case forbiddenHeaders[strings.ToLower(a.HeaderName)]:
-				ps.Error("spec.authorization.headerName", fmt.Sprintf("%s is set by the HTTP client and cannot carry a secret: pick the header your API reads the key from", a.HeaderName))
-			}
-		}
+		a.Check(m, "spec.authorization", ps)
 	}
 	if r := s.SuccessStatus; r != nil && r.Min > r.Max {
 		ps.Error("spec.successStatus", fmt.Sprintf("min %d is above max %d: swap them", r.Min, r.Max))

@@ -186,6 +186,18 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 			}
 		}
 	}
+	b := &Build{Manifest: m, Options: opts, Problems: ps, StreamsOutput: c.output.streams()}
+	if m.Transport == "mcp" && m.MCPEndpoint != "" {
+		b.Endpoint, _ = ParseMCPEndpoint(m.MCPEndpoint) // checkTransport reported an error
+	}
+	if m.Spec == nil && b.Endpoint != nil {
+		// A remote MCP server's tool with nothing more to say: the "mcp"
+		// kind's synthesizer, when one is registered, makes its client.
+		if s, ok := reg.Lookup(KindMCP); ok && !ps.HasErrors() {
+			return m, c, s.Synthesize(b)
+		}
+		return m, c, nil
+	}
 	if m.Spec == nil || ps.SchemaRefused("spec.kind") {
 		return m, c, nil
 	}
@@ -195,8 +207,16 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 		ps.Error("spec.kind", fmt.Sprintf("unknown kind %q: registered kinds are %s", m.Spec.Kind, quoteList(kinds)))
 		return m, c, nil
 	}
-	return m, c, s.Synthesize(&Build{Manifest: m, Options: opts, Problems: ps, StreamsOutput: c.output.streams()})
+	return m, c, s.Synthesize(b)
 }
+
+// KindMCP is the spec kind of a tool served by a remote MCP server
+// (transport "mcp" with an mcpEndpoint): a manifest may write a spec of
+// this kind (its credential, its timeout), or none, and the registry's
+// synthesizer of the kind (package mcpremote's) makes the client that
+// calls the remote tool. Without one registered, such a tool loads and
+// its calls fail saying so.
+const KindMCP = "mcp"
 
 func defaultOf(raw json.RawMessage) (json.RawMessage, bool) {
 	var s struct {
@@ -369,7 +389,7 @@ func checkTransport(m *Manifest, ps *Problems, opts LoadOptions) {
 		}
 	}
 	switch {
-	case m.Transport == "mcp" && m.Spec != nil:
+	case m.Transport == "mcp" && m.Spec != nil && m.Spec.Kind != KindMCP:
 		// The spec says what the call does; httptools runs it, and serves
 		// it over MCP as every tool.
 		msg := "with a declarative spec: httptools runs the spec itself (and serves the tool over MCP, as every tool)"
@@ -377,6 +397,8 @@ func checkTransport(m *Manifest, ps *Problems, opts LoadOptions) {
 			msg += "; mcpEndpoint is not called: remove it, or the spec to call the remote tool"
 		}
 		ps.Warn("transport", msg)
+	case m.Spec != nil && m.Spec.Kind == KindMCP && (m.Transport != "mcp" || m.MCPEndpoint == ""):
+		ps.Error("spec.kind", "\"mcp\" calls a remote MCP server's tool: set transport to \"mcp\" and mcpEndpoint to the server (mcp+http://HOST/PATH, mcp+sse://HOST/PATH or mcp+stdio:///ABSOLUTE/COMMAND)")
 	case m.Transport == "mcp" && m.MCPEndpoint == "" && m.CodeArtifactRef == nil:
 		ps.Error("mcpEndpoint", "is required with transport \"mcp\" and no spec: name the server, mcp+http://HOST/PATH, mcp+sse://HOST/PATH or mcp+stdio:///ABSOLUTE/COMMAND")
 	case m.MCPEndpoint != "" && m.Transport != "mcp" && m.Transport != "auto" && m.Transport != "":

@@ -15,12 +15,12 @@ import (
 //     the host plain HTTP);
 //   - mcp+sse://HOST[:PORT]/PATH: the HTTP+SSE transport (protocol
 //     2024-11-05) at the same URL;
-//   - mcp+stdio://COMMAND [ARG]…: a command started with those arguments,
-//     COMMAND an absolute path, words split at spaces (no shell, no
-//     quoting).
+//   - mcp+stdio://COMMAND [ARG]…[#TOOL]: a command started with those
+//     arguments, COMMAND an absolute path, words split at spaces (no
+//     shell, no quoting).
 //
 // The remote tool is named by the endpoint's fragment when it has one
-// (mcp+http://h/mcp#search), else by the manifest's id without its pack
+// (mcp+http://h/mcp#search, mcp+stdio:///usr/bin/srv --ro#search), else by the manifest's id without its pack
 // prefix (acme.search → search; an id without a dot, whole).
 
 // MCPEndpoint is a parsed mcpEndpoint.
@@ -86,11 +86,15 @@ func ParseMCPEndpoint(s string) (*MCPEndpoint, error) {
 		if strings.ContainsAny(rest, "\"'`$;|&<>()\\\n\t*?~") {
 			return nil, errors.New("holds quoting or a shell character: the command is split at spaces and run without a shell; write the absolute command and plain arguments")
 		}
+		rest, tool, _ := strings.Cut(rest, "#")
 		words := strings.Fields(rest)
 		if len(words) == 0 || !strings.HasPrefix(words[0], "/") {
 			return nil, errors.New("must start with the command's absolute path (mcp+stdio:///usr/local/bin/server --flag): a command looked up in PATH is whichever the service finds")
 		}
-		return &MCPEndpoint{Transport: "stdio", Command: words}, nil
+		if tool != "" && !mcpToolName(tool) {
+			return nil, fmt.Errorf("names remote tool %q in its fragment, which is no MCP tool name (letters, digits, '_', '-', '.', '/', 1 to 128)", tool)
+		}
+		return &MCPEndpoint{Transport: "stdio", Command: words, Tool: tool}, nil
 	case "http", "https":
 		return nil, fmt.Errorf("is a %s URL: an MCP endpoint is mcp+http://… (streamable HTTP) or mcp+sse://… (HTTP+SSE)", scheme)
 	}

@@ -93,6 +93,9 @@ type Build struct {
 	// none): the handler may pass the output to a call's OutputSink as it
 	// arrives (Tool.StreamsOutput).
 	StreamsOutput bool
+	// Endpoint is the parsed mcpEndpoint of a tool with transport "mcp",
+	// nil for any other.
+	Endpoint *MCPEndpoint
 }
 
 // Synthesizer turns the spec of one kind into a Handler. It reports every

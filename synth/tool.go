@@ -194,6 +194,9 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 			"a person must approve each call of this tool in a run no person started: ask for approval, or name the tool in the trigger's toolsAllowedUnattended").finish(t.ID())
 	}
 	if t.handler == nil {
+		if t.manifest.Transport == "mcp" && t.manifest.MCPEndpoint != "" {
+			return nil, HandlerError("", "is served by the MCP server %s, and this runtime has no MCP client: register package mcpremote's synthesizer for kind %q", t.manifest.MCPEndpoint, KindMCP).finish(t.ID())
+		}
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
 	call := newCall(cc, in, opts)

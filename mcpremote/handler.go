@@ -1,0 +1,481 @@
+package mcpremote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/synth"
+)
+
+// Reasons of the mcp kind's errors (synth.Error.Reason), beside the ones
+// every kind shares.
+const (
+	// ReasonRemoteToolError: the remote tool answered with isError; the
+	// message carries its text.
+	ReasonRemoteToolError = "remote-tool-error"
+	// ReasonRemoteRefused: the server refused the call with a JSON-RPC
+	// error (an unknown tool, arguments it rejects).
+	ReasonRemoteRefused = "remote-refused"
+	// ReasonRemoteUnreachable: no session could be opened, or it broke
+	// during the call.
+	ReasonRemoteUnreachable = "remote-unreachable"
+	// ReasonRemoteUnauthorized: the server answered 401 to the credential.
+	ReasonRemoteUnauthorized = "remote-unauthorized"
+)
+
+// Version is what httptools tells the servers it calls.
+var implementation = &mcp.Implementation{Name: "httptools", Version: fetch.Version}
+
+// Handler calls one remote tool. It is immutable (but for its drift check,
+// done once) and safe for concurrent use.
+type Handler struct {
+	syn        *Synthesizer
+	ep         *synth.MCPEndpoint
+	url        url.URL // the server's, scheme decided; zero for stdio
+	remote     string  // the remote tool's name
+	toolID     string
+	auth       *httpspec.Authorization
+	need       *synth.ConnectionNeed
+	timeout    time.Duration
+	mutating   bool
+	input      json.RawMessage // the manifest's input schema, for drift
+	allowlist  []string
+	restricted bool
+	maxBody    int64
+
+	drift sync.Once
+}
+
+var (
+	_ synth.Handler    = (*Handler)(nil)
+	_ synth.DryRunner  = (*Handler)(nil)
+	_ synth.SecretUser = (*Handler)(nil)
+)
+
+// RemoteTool is the name the tool is called by on its server.
+func (h *Handler) RemoteTool() string { return h.remote }
+
+// Endpoint is the tool's server.
+func (h *Handler) Endpoint() *synth.MCPEndpoint { return h.ep }
+
+// Host is the server's host, "" for a stdio server: the upstream the
+// tool's calls go to, for policies.
+func (h *Handler) Host() string { return h.url.Hostname() }
+
+// SecretRefs names the secret the authorization sends, if any.
+func (h *Handler) SecretRefs() []synth.SecretRef {
+	if h.auth != nil && h.auth.SecretRef != nil {
+		return []synth.SecretRef{*h.auth.SecretRef}
+	}
+	return nil
+}
+
+// ownTimeout ends a call's context when timeoutMs passes.
+type ownTimeout struct{ d time.Duration }
+
+func (o *ownTimeout) Error() string { return fmt.Sprintf("the tool's timeoutMs of %dms passed", o.d.Milliseconds()) }
+
+// Handle calls the remote tool with the call's input.
+func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
+	parent := ctx
+	d := h.timeout
+	if call.Options.Timeout > 0 && call.Options.Timeout < d {
+		d = call.Options.Timeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &ownTimeout{d})
+	defer cancel()
+	start := time.Now()
+	ended := func(err error) error {
+		var own *ownTimeout
+		switch {
+		case errors.As(context.Cause(ctx), &own) || (parent.Err() == nil && ctx.Err() != nil):
+			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+				Message: fmt.Sprintf("timed out after %dms (the tool's timeoutMs, or the caller's timeout)", d.Milliseconds())}
+		case errors.Is(parent.Err(), context.DeadlineExceeded):
+			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+				Message: fmt.Sprintf("timed out after %dms: the caller's deadline passed", time.Since(start).Milliseconds())}
+		}
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err,
+			Message: fmt.Sprintf("the call was canceled by its caller after %dms", time.Since(start).Milliseconds())}
+	}
+
+	var cred httpspec.Credential
+	rejected := ""
+	resolve := func() error {
+		if h.auth == nil {
+			return nil
+		}
+		c, err := h.auth.Resolve(ctx, call.Context, h.need, h.toolID, rejected)
+		if err != nil {
+			if ctx.Err() != nil {
+				var e *synth.Error
+				if !errors.As(err, &e) {
+					return ended(err)
+				}
+			}
+			return err
+		}
+		if strings.ContainsAny(c.Value, "\r\n\x00") {
+			return synth.HandlerError(httpspec.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; nothing was sent", c.Header)
+		}
+		call.Secrets.Add(c.Secret)
+		cred = c
+		return nil
+	}
+	if err := resolve(); err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: h.remote, Arguments: call.Input}
+	for try := 1; ; try++ {
+		s, err := h.syn.pool.get(ctx, h.key(call.Context.Tenant, cred), func(s *session) error {
+			return h.open(ctx, s, call, cred)
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ended(err)
+			}
+			if h.refusedToken(err, cred, rejected) {
+				rejected = cred.Secret
+				if err := resolve(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, h.openError(err, call)
+		}
+		res, err := s.cs.CallTool(ctx, params)
+		s.done()
+		if err == nil {
+			h.drift.Do(func() { go h.checkDrift(s.cs) })
+			return h.output(res, call)
+		}
+		var rpc *jsonrpc.Error
+		switch {
+		case ctx.Err() != nil:
+			if h.ep.Transport == "stdio" {
+				go h.checkAlive(s)
+			}
+			return nil, ended(err)
+		case s.unauthorized.Load():
+			h.syn.pool.drop(s)
+			if h.need != nil && rejected == "" {
+				rejected = cred.Secret
+				if err := resolve(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, synth.HandlerError(ReasonRemoteUnauthorized, "the MCP server %s refused the tool's credential (401): %s", h.where(), h.credHint())
+		case s.tooLarge.Load():
+			h.syn.pool.drop(s)
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonResponseTooLarge, Err: err,
+				Message: fmt.Sprintf("the MCP server %s answered more than the tool's cap of %d bytes (limits.memMB, else the runtime's cap): the answer was cut off and the session closed", h.where(), h.maxBody)}
+		case errors.As(err, &rpc):
+			return nil, synth.HandlerError(ReasonRemoteRefused, "the MCP server %s refused the call of tool %q: %s (code %d)", h.where(), h.remote, clip(rpc.Message), rpc.Code)
+		case errors.Is(err, mcp.ErrSessionMissing) && try < 3:
+			// The server forgot the session: it did not run the call,
+			// which goes again on a new one.
+			h.syn.pool.drop(s)
+			continue
+		case !h.mutating && try < 2:
+			// Broken during the call: a tool that changes nothing may
+			// be called again.
+			h.syn.pool.drop(s)
+			continue
+		}
+		h.syn.pool.drop(s)
+		what := "the session broke during the call"
+		if h.mutating {
+			what += "; the tool is mutating, so it was not sent again (it may have run)"
+		}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
+			Message: fmt.Sprintf("calling tool %q on the MCP server %s: %s: %s", h.remote, h.where(), what, describe(err, call))}
+	}
+}
+
+// where names the server in messages: its URL without query, or its
+// command.
+func (h *Handler) where() string {
+	if h.ep.Transport == "stdio" {
+		return h.ep.Command[0]
+	}
+	u := h.url
+	u.RawQuery, u.ForceQuery = "", false
+	return u.String()
+}
+
+func (h *Handler) credHint() string {
+	switch {
+	case h.auth == nil:
+		return "the tool sends none: add spec.authorization"
+	case h.auth.SecretRef != nil:
+		return fmt.Sprintf("check secret %s", h.auth.SecretRef)
+	}
+	return fmt.Sprintf("connection %q was refreshed and still refused: connect it again", h.auth.Connection)
+}
+
+// refusedToken says the session could not be opened because the server
+// refused a connection's token that was not yet refreshed.
+func (h *Handler) refusedToken(err error, cred httpspec.Credential, rejected string) bool {
+	var u *unauthorizedError
+	return errors.As(err, &u) && h.need != nil && rejected == "" && cred.Secret != ""
+}
+
+// key is the pool's key of a call's session: the tenant, the endpoint, the
+// credential (a digest) and the allowlist.
+func (h *Handler) key(tenant string, cred httpspec.Credential) string {
+	var b strings.Builder
+	b.WriteString(tenant)
+	b.WriteByte(0)
+	b.WriteString(h.ep.Transport)
+	b.WriteByte(0)
+	if h.ep.Transport == "stdio" {
+		b.WriteString(strings.Join(h.ep.Command, " "))
+		b.WriteByte(0)
+		fmt.Fprint(&b, h.maxBody) // the process's output cap
+		return b.String()
+	}
+	b.WriteString(h.url.String())
+	b.WriteByte(0)
+	if cred.Header != "" {
+		sum := sha256.Sum256([]byte(cred.Header + "\x00" + cred.Value))
+		b.WriteString(hex.EncodeToString(sum[:]))
+	}
+	b.WriteByte(0)
+	if h.restricted {
+		b.WriteString(strings.Join(h.allowlist, ","))
+	} else {
+		b.WriteString("*")
+	}
+	b.WriteByte(0)
+	fmt.Fprint(&b, h.maxBody)
+	return b.String()
+}
+
+// open opens the session s of a call: its first caller's deadline bounds
+// the handshake, not the session.
+func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cred httpspec.Credential) error {
+	// The session outlives the call that opens it: its context keeps only
+	// the call's span, for the handshake's spans.
+	sctx, stop := context.WithCancel(trace.ContextWithSpan(context.Background(), trace.SpanFromContext(callCtx)))
+	s.stop = stop
+	if dl, ok := callCtx.Deadline(); ok {
+		t := time.AfterFunc(time.Until(dl), stop)
+		defer t.Stop()
+	}
+	var transport mcp.Transport
+	switch h.ep.Transport {
+	case "stdio":
+		t, err := h.syn.startProcess(h.ep.Command, call.Context.Tenant, h.maxBody)
+		if err != nil {
+			return err
+		}
+		prev := s.stop
+		s.stop = func() { prev(); t.stop() }
+		transport = t.transport
+	default:
+		secrets := call.Secrets
+		hc := h.syn.cfg.Client.SessionClient(fetch.Session{
+			Allowlist: h.allowlist, Restricted: h.restricted, Secrets: secrets, MaxBody: h.maxBody,
+			Tool: h.toolID, Tenant: call.Context.Tenant, AuthHeaders: authHeaders(cred),
+		})
+		hc.Transport = &credTransport{next: hc.Transport, scheme: h.url.Scheme, host: h.url.Host, cred: cred, s: s}
+		if h.ep.Transport == "sse" {
+			transport = &mcp.SSEClientTransport{Endpoint: h.url.String(), HTTPClient: hc, MaxEventSize: int(h.maxBody)}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: h.url.String(), HTTPClient: hc, MaxEventSize: int(h.maxBody),
+				DisableStandaloneSSE: true, MaxRetries: 2}
+		}
+	}
+	cs, err := mcp.NewClient(implementation, nil).Connect(sctx, transport, nil)
+	if err != nil {
+		stop()
+		if s.unauthorized.Load() {
+			return &unauthorizedError{err}
+		}
+		return err
+	}
+	s.cs = cs
+	s.lastUsed.Store(time.Now().UnixNano())
+	return nil
+}
+
+// unauthorizedError is a session the server refused with 401.
+type unauthorizedError struct{ err error }
+
+func (e *unauthorizedError) Error() string { return e.err.Error() }
+func (e *unauthorizedError) Unwrap() error { return e.err }
+
+func authHeaders(cred httpspec.Credential) []string {
+	if cred.Header == "" {
+		return nil
+	}
+	return []string{cred.Header}
+}
+
+// openError words a session that could not be opened.
+func (h *Handler) openError(err error, call *synth.Call) error {
+	var e *synth.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var de *fetch.DeniedError
+	if errors.As(err, &de) {
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonEgressDenied, Err: err,
+			Message: fmt.Sprintf("the MCP server %s: %s; nothing was sent", h.where(), call.Secrets.Redact(de.Error()))}
+	}
+	var u *unauthorizedError
+	if errors.As(err, &u) {
+		return synth.HandlerError(ReasonRemoteUnauthorized, "the MCP server %s refused the tool's credential (401): %s", h.where(), h.credHint())
+	}
+	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
+		Message: fmt.Sprintf("could not open a session with the MCP server %s: %s", h.where(), describe(err, call))}
+}
+
+// describe words a failure of the SDK or the transport, redacted and cut.
+func describe(err error, call *synth.Call) string {
+	var de *fetch.DeniedError
+	if errors.As(err, &de) {
+		return call.Secrets.Redact(de.Error())
+	}
+	return clip(call.Secrets.Redact(err.Error()))
+}
+
+// clip cuts a remote text to what a message should hold.
+func clip(s string) string {
+	const n = 2000
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// credTransport sends the credential to the endpoint's own scheme and
+// host only, and notes a 401.
+type credTransport struct {
+	next         http.RoundTripper
+	scheme, host string
+	cred         httpspec.Credential
+	s            *session
+}
+
+func (t *credTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.cred.Header != "" && r.URL.Scheme == t.scheme && strings.EqualFold(r.URL.Host, t.host) {
+		r = r.Clone(r.Context())
+		r.Header.Set(t.cred.Header, t.cred.Value)
+	}
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		if errors.Is(err, fetch.ErrTooLarge) {
+			t.s.tooLarge.Store(true)
+		}
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		t.s.unauthorized.Store(true)
+	}
+	resp.Body = &noteBody{ReadCloser: resp.Body, s: t.s}
+	return resp, nil
+}
+
+// noteBody notes on its session an answer cut at its cap.
+type noteBody struct {
+	io.ReadCloser
+	s *session
+}
+
+func (b *noteBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && errors.Is(err, fetch.ErrTooLarge) {
+		b.s.tooLarge.Store(true)
+	}
+	return n, err
+}
+
+// output turns the remote result into the tool's output.
+func (h *Handler) output(res *mcp.CallToolResult, call *synth.Call) (*synth.Output, error) {
+	if res.IsError {
+		text := call.Secrets.Redact(clip(resultText(res)))
+		if text == "" {
+			text = "(no text)"
+		}
+		return nil, synth.HandlerError(ReasonRemoteToolError, "the remote tool %q answered with an error: %s", h.remote, text)
+	}
+	if res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, synth.HandlerError(synth.ReasonResponseNotJSON, "the remote tool's structuredContent: %v", err)
+		}
+		return &synth.Output{JSON: raw}, nil
+	}
+	onlyText := len(res.Content) > 0
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			onlyText = false
+		}
+	}
+	if onlyText {
+		text := resultText(res)
+		if json.Valid([]byte(text)) {
+			return &synth.Output{JSON: json.RawMessage(strings.TrimSpace(text))}, nil
+		}
+		raw, _ := json.Marshal(text)
+		return &synth.Output{JSON: raw}, nil
+	}
+	raw, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, synth.HandlerError(synth.ReasonResponseNotJSON, "the remote tool's content: %v", err)
+	}
+	return &synth.Output{JSON: raw}, nil
+}
+
+// resultText joins the text blocks of a result.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// DryRun describes the call without making it: the server, the remote
+// tool, the arguments and the credential's header (its value masked).
+func (h *Handler) DryRun(ctx context.Context, call *synth.Call) (json.RawMessage, error) {
+	d := map[string]any{
+		"transport": h.ep.Transport,
+		"tool":      h.remote,
+		"arguments": call.Input,
+	}
+	if h.ep.Transport == "stdio" {
+		d["command"] = h.ep.Command
+	} else {
+		d["url"] = h.url.String()
+	}
+	if h.auth != nil {
+		switch h.auth.Kind {
+		case httpspec.AuthHeader:
+			d["credential"] = http.CanonicalHeaderKey(h.auth.HeaderName) + ": ***"
+		default:
+			d["credential"] = "Authorization: Bearer ***"
+		}
+	}
+	return json.Marshal(d)
+}

@@ -1,0 +1,164 @@
+package mcpremote
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pool holds the open sessions, one per key (tenant, endpoint, credential,
+// allowlist). Opening one is done once however many calls wait for it.
+type pool struct {
+	idle time.Duration
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	reaping  bool
+	closed   chan struct{}
+}
+
+func newPool(idle time.Duration, log *slog.Logger) *pool {
+	return &pool{idle: idle, log: log, sessions: map[string]*session{}, closed: make(chan struct{})}
+}
+
+// session is one client session, or one being opened.
+type session struct {
+	key   string
+	ready chan struct{} // closed when opening has ended; then cs or err is set
+	cs    *mcp.ClientSession
+	err   error
+	// stop ends what the session runs on: its context (the SSE stream),
+	// the stdio process.
+	stop func()
+	// unauthorized is set when the server answered 401 to a request of
+	// the session.
+	unauthorized atomic.Bool
+	// tooLarge is set when an answer was cut at the cap.
+	tooLarge atomic.Bool
+	lastUsed     atomic.Int64 // unix nanoseconds
+	inflight     atomic.Int32
+	dropped      atomic.Bool
+}
+
+// get returns the session of key, opening it with open when there is none;
+// it waits for a session being opened until ctx ends.
+func (p *pool) get(ctx context.Context, key string, open func(*session) error) (*session, error) {
+	p.mu.Lock()
+	s := p.sessions[key]
+	if s == nil {
+		s = &session{key: key, ready: make(chan struct{})}
+		p.sessions[key] = s
+		if !p.reaping {
+			p.reaping = true
+			go p.reap()
+		}
+		p.mu.Unlock()
+		go func() {
+			err := open(s)
+			if err != nil {
+				s.err = err
+				p.drop(s)
+			} else {
+				go func() {
+					// A session the server ends, or whose process dies, is
+					// dropped: the next call opens another.
+					s.cs.Wait()
+					p.drop(s)
+				}()
+			}
+			close(s.ready)
+		}()
+	} else {
+		p.mu.Unlock()
+	}
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	s.inflight.Add(1)
+	return s, nil
+}
+
+// done ends a call's use of s.
+func (s *session) done() {
+	s.lastUsed.Store(time.Now().UnixNano())
+	s.inflight.Add(-1)
+}
+
+// drop removes s from the pool and shuts it; calls on it fail, later ones
+// open another.
+func (p *pool) drop(s *session) {
+	if s.dropped.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	if p.sessions[s.key] == s {
+		delete(p.sessions, s.key)
+	}
+	p.mu.Unlock()
+	if s.cs != nil {
+		s.cs.Close()
+	}
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// reap shuts the sessions unused for the idle time.
+func (p *pool) reap() {
+	tick := time.NewTicker(max(p.idle/4, 50*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.closed:
+			return
+		case <-tick.C:
+		}
+		cut := time.Now().Add(-p.idle).UnixNano()
+		var idle []*session
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			select {
+			case <-s.ready:
+			default:
+				continue
+			}
+			if s.inflight.Load() == 0 && s.lastUsed.Load() < cut {
+				idle = append(idle, s)
+			}
+		}
+		p.mu.Unlock()
+		for _, s := range idle {
+			p.drop(s)
+		}
+	}
+}
+
+// open says how many sessions are open or opening.
+func (p *pool) open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions)
+}
+
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	all := make([]*session, 0, len(p.sessions))
+	for _, s := range p.sessions {
+		all = append(all, s)
+	}
+	p.mu.Unlock()
+	for _, s := range all {
+		<-s.ready
+		p.drop(s)
+	}
+}
