@@ -78,6 +78,16 @@ func (h *Handler) Endpoint() *synth.MCPEndpoint { return h.ep }
 // tool's calls go to, for policies.
 func (h *Handler) Host() string { return h.url.Hostname() }
 
+// Authorization is the tool's credential as its spec writes it, nil for
+// none.
+func (h *Handler) Authorization() *httpspec.Authorization {
+	if h.auth == nil {
+		return nil
+	}
+	a := *h.auth
+	return &a
+}
+
 // SecretRefs names the secret the authorization sends, if any.
 func (h *Handler) SecretRefs() []synth.SecretRef {
 	if h.auth != nil && h.auth.SecretRef != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/synth"
 	"github.com/tidwall/gjson"
@@ -211,11 +212,19 @@ func factsOf(t *synth.Tool) policy.Tool {
 	}
 	// The http handler knows its host and authorization already, in the
 	// one form its allowlist and its calls use.
-	if h, ok := t.Handler().(*httpspec.Handler); ok {
+	switch h := t.Handler().(type) {
+	case *httpspec.Handler:
 		if a := h.Spec().Authorization; a != nil {
 			f.Auth = a.Kind
 		}
 		f.Hosts = []string{h.Host()}
+	case *mcpremote.Handler:
+		if a := h.Authorization(); a != nil {
+			f.Auth = a.Kind
+		}
+		if host := h.Host(); host != "" {
+			f.Hosts = []string{host}
+		}
 	}
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -47,6 +48,8 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 	format := fs.String("format", "curl", "with --dry-run: curl, or json (method, url, headers, body, curl)")
 	var allow cidrFlags
 	fs.Var(&allow, "allow-cidr", "let the call reach this range despite the SSRF guard, e.g. 127.0.0.0/8 for a local upstream (repeatable)")
+	var plain stringsFlag
+	fs.Var(&plain, "mcp-plain-http", "reach this host's MCP endpoints (transport mcp) over plain http instead of https (repeatable)")
 	secrets := secretFlags{}
 	fs.Var(secrets, "secret", "a secret as env/name=value (repeatable); HTTPTOOLS_SECRET_<ENV>_<NAME> is read too")
 	pos, rc, ok := fs.parse(args, stdout, stderr)
@@ -70,11 +73,12 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 		}
 	}
 	reg := &synth.Registry{}
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
-		AllowCIDRs: allow,
-		UserAgent:  httpspec.UserAgent,
-		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	client := fetch.NewClient(fetch.Config{AllowCIDRs: allow, UserAgent: httpspec.UserAgent, Logger: logger})
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
+	remote := mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: plain, Logger: logger})
+	defer remote.Close()
+	reg.MustRegister(synth.KindMCP, remote)
 	loader := synth.Loader{Registry: reg}
 	tool, err := loader.Load(src)
 	if err != nil {

@@ -36,6 +36,7 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	if err != nil {
 		return loadFailed(stderr, "mcp", f.tools, err)
 	}
+	defer p.remote.Close() // remote MCP sessions end, stdio servers stop
 	if f.db == "" {
 		db, err := stateDB()
 		if err != nil {

@@ -60,6 +60,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	if err != nil {
 		return loadFailed(stderr, "serve", f.tools, err)
 	}
+	defer p.remote.Close() // remote MCP sessions end, stdio servers stop
 	// Then the store, before the port: a start whose store fails takes no
 	// request it would have to drop (a client or proxy is refused, and
 	// tries elsewhere).

@@ -22,6 +22,7 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/server"
@@ -47,6 +48,7 @@ type serviceFlags struct {
 	ui                                          string
 	policy                                      string
 	allowStdio                                  stringsFlag
+	plainHTTP                                   stringsFlag
 	noHistory                                   bool
 	historyRetention                            time.Duration
 	historyMaxRows                              int
@@ -72,6 +74,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
 	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve refuses any other")
+	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
@@ -139,6 +142,7 @@ type plan struct {
 	apps   connections.Apps
 	mem    *budget.Budget
 	client *fetch.Client // tools' calls, and through HTTPClient every request of the service's own
+	remote *mcpremote.Synthesizer // the sessions and processes of remote MCP tools: closed at the end
 	loader *synth.Loader
 	tools  *server.Toolset
 	policy []byte // --policy, checked: the policy every tenant is under
@@ -187,6 +191,8 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
 	})
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
+	p.remote = mcpremote.NewSynthesizer(mcpremote.Config{Client: p.client, PlainHTTP: f.plainHTTP, Logger: log})
+	reg.MustRegister(synth.KindMCP, p.remote)
 	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production,
 		StdioAllowList: f.production, StdioCommands: f.allowStdio}}
 	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {

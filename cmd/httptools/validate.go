@@ -1,36 +1,52 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"time"
 
-	_ "github.com/httptools/httptools/httpspec" // the "http" kind
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/httpspec"  // the "http" kind
+	"github.com/httptools/httptools/mcpremote" // the "mcp" kind
 	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
 )
 
-const validateHelp = `usage: httptools validate PATH…
-
-Check manifests: files, or folders searched for *.json (*.cases.json, the test cases, are skipped). Prints
+func validate(args []string, stdout, stderr io.Writer) int {
+	fs := newCommand("validate", "validate PATH… [--remote [--allow-cidr CIDR]… [--mcp-plain-http HOST]…]",
+		`Check manifests: files, or folders searched for *.json (*.cases.json, the test cases, are skipped). Prints
 "file: field.path: message" per error and "file: warning: field.path: message" per warning; exit 1 on any error.
 Editors can check and complete manifests from the schema of the format: add "$schema" to a manifest (see the README).
-`
-
-func validate(args []string, stdout, stderr io.Writer) int {
-	if wantsHelp(args) {
-		fmt.Fprint(stdout, validateHelp)
-		return 0
+With --remote, each tool of a remote MCP server (transport "mcp") is checked against what its server lists: a warning
+when the remote tool is missing or its input schema differs, an error when the server cannot be reached. Secrets come
+from $HTTPTOOLS_SECRET_<ENV>_<NAME>.`)
+	remote := fs.Bool("remote", false, "list the tools of each remote MCP server and compare")
+	var allow cidrFlags
+	fs.Var(&allow, "allow-cidr", "with --remote: let the check reach this range despite the SSRF guard, e.g. 127.0.0.0/8 (repeatable)")
+	var plain stringsFlag
+	fs.Var(&plain, "mcp-plain-http", "with --remote: reach this host's MCP endpoints over plain http (repeatable)")
+	pos, rc, ok := fs.parse(args, stdout, stderr)
+	if !ok {
+		return rc
 	}
-	if len(args) == 0 {
+	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "httptools validate: name at least one manifest or folder")
 		return 2
 	}
-	files, err := manifestFiles(args)
+	files, err := manifestFiles(pos)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools validate:", err)
 		return 2
+	}
+	var remotes *remoteCheck
+	if *remote {
+		remotes = newRemoteCheck(allow, plain, stderr)
+		defer remotes.close()
 	}
 	nerr, nwarn := 0, 0
 	for _, f := range files {
@@ -42,6 +58,9 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		}
 		if tool != nil && server.NewMCPTool(tool).Wrapped {
 			fmt.Fprintf(stdout, "%s: note: output: is not an object schema, which MCP requires: MCP clients see the output as {\"result\": <output>} with the schema under properties.result; REST returns it as is\n", f)
+		}
+		if remotes != nil && tool != nil {
+			ps = append(ps, remotes.check(f)...)
 		}
 		for _, p := range ps {
 			fmt.Fprintf(stdout, "%s: %s\n", f, p)
@@ -57,6 +76,53 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// remoteCheck loads manifests again with an MCP client that may reach
+// what the flags allow, and compares each remote tool with its server's.
+type remoteCheck struct {
+	syn    *mcpremote.Synthesizer
+	loader *synth.Loader
+}
+
+func newRemoteCheck(allow cidrFlags, plain stringsFlag, stderr io.Writer) *remoteCheck {
+	client := fetch.NewClient(fetch.Config{AllowCIDRs: allow, UserAgent: httpspec.UserAgent,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	syn := mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: plain})
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
+	reg.MustRegister(synth.KindMCP, syn)
+	return &remoteCheck{syn: syn, loader: &synth.Loader{Registry: reg}}
+}
+
+func (rc *remoteCheck) close() { rc.syn.Close() }
+
+// check returns the drift of the manifest in file, as warnings, or the
+// error of a server that could not be asked.
+func (rc *remoteCheck) check(file string) []synth.Problem {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	t, err := rc.loader.Load(src)
+	if err != nil {
+		return nil // reported by checkFile
+	}
+	h, ok := t.Handler().(*mcpremote.Handler)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	notes, err := h.Drift(ctx, synth.CallContext{Tenant: "local", Secrets: auth.Env{}})
+	if err != nil {
+		return []synth.Problem{{Severity: synth.SeverityError, Path: "mcpEndpoint", Message: "the server could not be asked for its tools: " + err.Error()}}
+	}
+	var ps []synth.Problem
+	for _, n := range notes {
+		ps = append(ps, synth.Problem{Severity: synth.SeverityWarning, Path: "mcpEndpoint", Message: n})
+	}
+	return ps
 }
 
 // checkFile loads one manifest and returns its problems, errors first, and
