@@ -39,6 +39,15 @@ const (
 	ReasonRemoteUnauthorized = "remote-unauthorized"
 )
 
+// The SDK's own codes for a message that never got an answer: the
+// transport failed (rejected), or a side was closing. Any other JSON-RPC
+// error is the server's.
+const (
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
+
 // Version is what httptools tells the servers it calls.
 var implementation = &mcp.Implementation{Name: "httptools", Version: fetch.Version}
 
@@ -99,7 +108,9 @@ func (h *Handler) SecretRefs() []synth.SecretRef {
 // ownTimeout ends a call's context when timeoutMs passes.
 type ownTimeout struct{ d time.Duration }
 
-func (o *ownTimeout) Error() string { return fmt.Sprintf("the tool's timeoutMs of %dms passed", o.d.Milliseconds()) }
+func (o *ownTimeout) Error() string {
+	return fmt.Sprintf("the tool's timeoutMs of %dms passed", o.d.Milliseconds())
+}
 
 // Handle calls the remote tool with the call's input.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
@@ -169,10 +180,10 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			return nil, h.openError(err, call)
 		}
+		h.drift.Do(func() { go h.checkDrift(s.cs) })
 		res, err := s.cs.CallTool(ctx, params)
 		s.done()
 		if err == nil {
-			h.drift.Do(func() { go h.checkDrift(s.cs) })
 			return h.output(res, call)
 		}
 		var rpc *jsonrpc.Error
@@ -196,7 +207,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			h.syn.pool.drop(s)
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonResponseTooLarge, Err: err,
 				Message: fmt.Sprintf("the MCP server %s answered more than the tool's cap of %d bytes (limits.memMB, else the runtime's cap): the answer was cut off and the session closed", h.where(), h.maxBody)}
-		case errors.As(err, &rpc):
+		case errors.As(err, &rpc) && rpc.Code != codeClientClosing && rpc.Code != codeServerClosing && rpc.Code != codeRejected:
 			return nil, synth.HandlerError(ReasonRemoteRefused, "the MCP server %s refused the call of tool %q: %s (code %d)", h.where(), h.remote, clip(rpc.Message), rpc.Code)
 		case errors.Is(err, mcp.ErrSessionMissing) && try < 3:
 			// The server forgot the session: it did not run the call,

@@ -40,9 +40,9 @@ type session struct {
 	unauthorized atomic.Bool
 	// tooLarge is set when an answer was cut at the cap.
 	tooLarge atomic.Bool
-	lastUsed     atomic.Int64 // unix nanoseconds
-	inflight     atomic.Int32
-	dropped      atomic.Bool
+	lastUsed atomic.Int64 // unix nanoseconds
+	inflight atomic.Int32
+	dropped  atomic.Bool
 }
 
 // get returns the session of key, opening it with open when there is none;

@@ -36,12 +36,14 @@ type remote struct {
 	t        *testing.T
 	srv      *httptest.Server
 	handler  atomic.Pointer[http.Handler] // swapped to forget every session
-	calls    atomic.Int64                // tools/call requests that reached a tool
-	requests atomic.Int64                // HTTP requests
-	sessions atomic.Int64                // initialize requests
-	wantAuth string                      // the Authorization a request must carry, "" for none
+	calls    atomic.Int64                 // tools/call requests that reached a tool
+	requests atomic.Int64                 // HTTP requests
+	sessions atomic.Int64                 // initialize requests
+	wantAuth string                       // the Authorization a request must carry, "" for none
 	hang     chan struct{}
 	forget   func() // a new server behind the same address: every session forgotten
+	// before, when set, sees each request first; true means it answered.
+	before func(w http.ResponseWriter, r *http.Request) bool
 }
 
 func newServer() *mcp.Server {
@@ -101,6 +103,9 @@ func startRemote(t *testing.T, transport string) *remote {
 	r.handler.Store(&h)
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
+		if r.before != nil && r.before(w, req) {
+			return
+		}
 		if r.wantAuth != "" && req.Header.Get("Authorization") != r.wantAuth {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return

@@ -22,8 +22,8 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
-	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/internal/jsonlog"
+	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/policy"
 	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
@@ -141,7 +141,7 @@ var errNoMasterKey = fmt.Errorf("set %s (base64 of 32 bytes, the same on every r
 type plan struct {
 	apps   connections.Apps
 	mem    *budget.Budget
-	client *fetch.Client // tools' calls, and through HTTPClient every request of the service's own
+	client *fetch.Client          // tools' calls, and through HTTPClient every request of the service's own
 	remote *mcpremote.Synthesizer // the sessions and processes of remote MCP tools: closed at the end
 	loader *synth.Loader
 	tools  *server.Toolset
