@@ -66,7 +66,7 @@ func newServer() *mcp.Server {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": "not a number"}}, nil
 	})
 	s.AddTool(&mcp.Tool{Name: "big", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 100<<20)}}}, nil
+		return nil, errors.New("answered by the test's own writer")
 	})
 	return s
 }
@@ -305,19 +305,52 @@ func TestRemoteToolHangs(t *testing.T) {
 	}
 }
 
+// TestRemoteToolAnswersTooMuch: a server that answers a call with 100 MiB,
+// as one JSON body or as one event of a stream, is cut at the tool's cap
+// (limits.memMB 1): at most the cap and a little is read, the budget is
+// given back, the call fails with response-too-large.
 func TestRemoteToolAnswersTooMuch(t *testing.T) {
-	r := startRemote(t, "http")
-	e := newEnv(t)
-	big := e.load(t, manifest("acme.big", r.endpoint("mcp+http", "big"), `,"limits":{"memMB":1,"cpuMs":1000}`))
-	_, ferr := call(t, big, `{"text":"x"}`)
-	if ferr == nil || ferr.Reason != httpspec.ReasonResponseTooLarge {
-		t.Fatalf("100 MiB answer: %v", ferr)
+	for _, ct := range []string{"application/json", "text/event-stream"} {
+		t.Run(ct, func(t *testing.T) {
+			r := startRemote(t, "http")
+			var sent atomic.Int64
+			r.before = func(w http.ResponseWriter, req *http.Request) bool {
+				body, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				if !bytes.Contains(body, []byte(`"name":"big"`)) {
+					return false
+				}
+				var msg struct{ ID json.RawMessage }
+				json.Unmarshal(body, &msg)
+				w.Header().Set("Content-Type", ct)
+				head := `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"content":[{"type":"text","text":"`
+				if ct == "text/event-stream" {
+					head = "event: message\ndata: " + head
+				}
+				io.WriteString(w, head)
+				chunk := bytes.Repeat([]byte("x"), 64<<10)
+				for range 100 << 20 / len(chunk) {
+					n, err := w.Write(chunk)
+					sent.Add(int64(n))
+					if err != nil {
+						break
+					}
+				}
+				return true
+			}
+			e := newEnv(t)
+			big := e.load(t, manifest("acme.big", r.endpoint("mcp+http", "big"), `,"limits":{"memMB":1,"cpuMs":1000}`))
+			_, ferr := call(t, big, `{"text":"x"}`)
+			if ferr == nil || ferr.Reason != httpspec.ReasonResponseTooLarge {
+				t.Fatalf("100 MiB answer: %v", ferr)
+			}
+			if n := e.read.Load(); n > 2<<20 {
+				t.Errorf("read %d bytes of a 100 MiB answer with a 1 MiB cap", n)
+			}
+			testkit.WaitFor(t, "the budget given back", func() bool { return e.mem.InUse() == 0 })
+			t.Logf("%s: %v; %d bytes read of the %d the server got out", ct, ferr, e.read.Load(), sent.Load())
+		})
 	}
-	if n := e.read.Load(); n > 2<<20 {
-		t.Errorf("read %d bytes of a 100 MiB answer with a 1 MiB cap", n)
-	}
-	testkit.WaitFor(t, "the budget given back", func() bool { return e.mem.InUse() == 0 })
-	t.Logf("100 MiB answer: %v; %d bytes read", ferr, e.read.Load())
 }
 
 func TestRemoteToolRedirectToLoopback(t *testing.T) {

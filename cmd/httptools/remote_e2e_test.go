@@ -182,3 +182,36 @@ func TestRemoteMCPTools(t *testing.T) {
 		t.Errorf("the Go server ran %d calls, want 2", n)
 	}
 }
+
+// TestValidateRemote: validate --remote compares each remote tool with
+// what its server (the TypeScript SDK's) lists.
+func TestValidateRemote(t *testing.T) {
+	nodeInterop(t)
+	const key = "remote-key-validate"
+	ts := startTSRemote(t, key)
+	dir := t.TempDir()
+	write := func(name, body string) { os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644) }
+	head := `"description":"d","version":"1.0.0","mutating":false,"transport":"mcp","output":{"type":"object"},`
+	write("same.json", `{"id":"ts.echo",`+head+`"mcpEndpoint":"mcp+http://`+ts+`/mcp-key",
+		"input":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
+		"spec":{"kind":"mcp","authorization":{"kind":"header","headerName":"X-Api-Key","secretRef":{"envName":"production","name":"REMOTE_KEY"}}}}`)
+	write("differs.json", `{"id":"ts.shout",`+head+`"mcpEndpoint":"mcp+sse://`+ts+`/sse","input":{"type":"object"}}`)
+	write("missing.json", `{"id":"ts.gone",`+head+`"mcpEndpoint":"mcp+http://`+ts+`/mcp","input":{"type":"object"}}`)
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(binary(t), append([]string{"validate", "--remote", "--allow-cidr", "127.0.0.1/32", "--mcp-plain-http", "127.0.0.1"}, args...)...)
+		cmd.Env = append(os.Environ(), "HTTPTOOLS_SECRET_PRODUCTION_REMOTE_KEY="+key)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, rc := run(dir)
+	if rc != 0 || !strings.Contains(out, `differs.json: warning: mcpEndpoint: the server's input schema of tool "shout" differs`) ||
+		!strings.Contains(out, `missing.json: warning: mcpEndpoint: the server offers no tool "gone"`) || strings.Contains(out, "same.json") ||
+		!strings.Contains(out, "3 manifests, 0 errors, 2 warnings") {
+		t.Errorf("rc %d:\n%s", rc, out)
+	}
+	write("closed.json", `{"id":"ts.closed",`+head+`"mcpEndpoint":"mcp+http://127.0.0.1:1/mcp","input":{"type":"object"}}`)
+	out, rc = run(filepath.Join(dir, "closed.json"))
+	if rc != 1 || !strings.Contains(out, "closed.json: mcpEndpoint: the server could not be asked for its tools") {
+		t.Errorf("an unreachable server: rc %d:\n%s", rc, out)
+	}
+}
