@@ -41,6 +41,21 @@ func BenchmarkRemoteCall(b *testing.B) {
 			}
 		}
 	})
+	b.Run("sdk-over-fetch", func(b *testing.B) {
+		hc := testkit.LoopbackClient(fetch.Config{}).SessionClient(fetch.Session{Tool: "bench", Tenant: "t"})
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("httptools", func(b *testing.B) {
 		syn := mcpremote.NewSynthesizer(mcpremote.Config{Client: testkit.LoopbackClient(fetch.Config{}), PlainHTTP: []string{"127.0.0.1"}})
 		defer syn.Close()

@@ -141,6 +141,12 @@ func TestRemoteMCPTools(t *testing.T) {
 	if st, body := p.do(t, p.key, "POST", "/v1/tools/ts.http-echo/invoke", `{"input":{"text":5}}`); st != 400 || !strings.Contains(body, "input-validation-failed") {
 		t.Errorf("REST bad input: %d %s", st, body)
 	}
+	// A dry run names the server, the tool and the credential's header,
+	// never its value, and sends nothing.
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/ts.http-echo/dry-run", `{"input":{"text":"dry"}}`); st != 200 ||
+		!strings.Contains(body, `"tool":"echo"`) || !strings.Contains(body, `X-Api-Key: ***`) || strings.Contains(body, key) {
+		t.Errorf("REST dry run: %d %s", st, body)
+	}
 	if strings.Contains(p.stderr.String(), key) || strings.Contains(p.stderr.String(), "go-token") {
 		t.Error("the service's log holds a remote credential")
 	}
