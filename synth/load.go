@@ -385,7 +385,7 @@ func checkTransport(m *Manifest, ps *Problems, opts LoadOptions) {
 		case err != nil:
 			ps.Error("mcpEndpoint", err.Error())
 		case ep.Transport == "stdio" && opts.StdioAllowList && !slices.Contains(opts.StdioCommands, ep.Command[0]):
-			ps.Error("mcpEndpoint", fmt.Sprintf("starts %s, which the operator has not allowed: a command a manifest names runs on the service's machine; allow it with serve --allow-stdio %s", ep.Command[0], ep.Command[0]))
+			ps.Error("mcpEndpoint", fmt.Sprintf("starts %s, which the operator has not allowed: a command a manifest names runs on the service's machine; allow it with --allow-stdio %s (serve and mcp take it)", ep.Command[0], ep.Command[0]))
 		}
 	}
 	switch {

@@ -344,8 +344,8 @@ func TestServeRefusesInvalidTools(t *testing.T) {
 }
 
 // TestServeRefusesStdioCommandsNotAllowed: a tool whose endpoint starts a
-// command is refused by serve unless the operator allowed that exact
-// command (--allow-stdio); validate takes it (the author's machine).
+// command is refused by serve and mcp unless the operator allowed that
+// exact command (--allow-stdio); validate takes it (the author's machine).
 func TestServeRefusesStdioCommandsNotAllowed(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "local.json"), []byte(`{"id":"acme.local","description":"A local MCP server's tool.","version":"1.0.0","mutating":false,
@@ -357,6 +357,12 @@ func TestServeRefusesStdioCommandsNotAllowed(t *testing.T) {
 	}
 	if _, _, code := runCLI(t, "validate", dir); code != 0 {
 		t.Errorf("validate refused it: exit %d", code)
+	}
+	// mcp, on a person's own desktop, refuses it the same way.
+	mcpCmd := exec.Command(binary(t), "mcp", "--tools", dir)
+	mcpCmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	if out, err := mcpCmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "which the operator has not allowed") {
+		t.Errorf("mcp: %v: %s", err, out)
 	}
 	ok := exec.Command(binary(t), append(args, "--allow-stdio", "/usr/local/bin/acme-mcp")...)
 	var outb testkit.Buffer // written by the process's copying goroutine

@@ -73,7 +73,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
-	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve refuses any other")
+	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve and mcp refuse any other")
 	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
@@ -194,7 +194,7 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	p.remote = mcpremote.NewSynthesizer(mcpremote.Config{Client: p.client, PlainHTTP: f.plainHTTP, Logger: log})
 	reg.MustRegister(synth.KindMCP, p.remote)
 	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production,
-		StdioAllowList: f.production, StdioCommands: f.allowStdio}}
+		StdioAllowList: true, StdioCommands: f.allowStdio}}
 	if p.tools, err = server.LoadTools(f.tools, p.loader, p.apps); err != nil {
 		var le *server.LoadError
 		if errors.As(err, &le) {
