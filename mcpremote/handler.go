@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -171,6 +172,10 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			if ctx.Err() != nil {
 				return nil, ended(err)
 			}
+			var late *lateError
+			if errors.As(err, &late) && try < 3 {
+				continue // another call's deadline cut the handshake this one waited for
+			}
 			if h.refusedToken(err, cred, rejected) {
 				rejected = cred.Secret
 				if err := resolve(); err != nil {
@@ -296,8 +301,9 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 	// the call's span, for the handshake's spans.
 	sctx, stop := context.WithCancel(trace.ContextWithSpan(context.Background(), trace.SpanFromContext(callCtx)))
 	s.stop = stop
+	var late atomic.Bool // the handshake outlived the first caller's deadline
 	if dl, ok := callCtx.Deadline(); ok {
-		t := time.AfterFunc(time.Until(dl), stop)
+		t := time.AfterFunc(time.Until(dl), func() { late.Store(true); stop() })
 		defer t.Stop()
 	}
 	var transport mcp.Transport
@@ -327,8 +333,11 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 	cs, err := mcp.NewClient(implementation, nil).Connect(sctx, transport, nil)
 	if err != nil {
 		stop()
-		if s.unauthorized.Load() {
+		switch {
+		case s.unauthorized.Load():
 			return &unauthorizedError{err}
+		case late.Load():
+			return &lateError{err}
 		}
 		return err
 	}
@@ -336,6 +345,13 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 	s.lastUsed.Store(time.Now().UnixNano())
 	return nil
 }
+
+// lateError is a handshake cut off by the deadline of the call that
+// started it: a call still in time that waited for it opens another.
+type lateError struct{ err error }
+
+func (e *lateError) Error() string { return e.err.Error() }
+func (e *lateError) Unwrap() error { return e.err }
 
 // unauthorizedError is a session the server refused with 401.
 type unauthorizedError struct{ err error }
@@ -360,6 +376,11 @@ func (h *Handler) openError(err error, call *synth.Call) error {
 	if errors.As(err, &de) {
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonEgressDenied, Err: err,
 			Message: fmt.Sprintf("the MCP server %s: %s; nothing was sent", h.where(), call.Secrets.Redact(de.Error()))}
+	}
+	var late *lateError
+	if errors.As(err, &late) {
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
+			Message: fmt.Sprintf("the MCP server %s did not finish the handshake (initialize) within the call's time", h.where())}
 	}
 	var u *unauthorizedError
 	if errors.As(err, &u) {

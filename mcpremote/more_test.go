@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -204,5 +205,66 @@ func TestRemoteDrift(t *testing.T) {
 	notes, err := h.Drift(context.Background(), synth.CallContext{Tenant: "t1"})
 	if err != nil || len(notes) != 0 {
 		t.Errorf("a manifest as the server has it: %v %v", notes, err)
+	}
+}
+
+// TestRemoteHangsAtInitialize: a server that never answers the handshake
+// costs a call its timeoutMs, not more, and the next call tries again.
+func TestRemoteHangsAtInitialize(t *testing.T) {
+	r := startRemote(t, "http")
+	release := make(chan struct{})
+	defer close(release)
+	var inits atomic.Int64
+	r.before = func(w http.ResponseWriter, req *http.Request) bool {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"initialize"`)) {
+			return false
+		}
+		inits.Add(1)
+		select {
+		case <-req.Context().Done():
+		case <-release:
+		}
+		return true
+	}
+	e := newEnv(t)
+	tool := e.load(t, manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"spec":{"kind":"mcp","timeoutMs":300}`))
+	for i := range 2 {
+		start := time.Now()
+		_, ferr := call(t, tool, `{"text":"x"}`)
+		if ferr == nil || ferr.Reason != synth.ReasonTimeout {
+			t.Fatalf("call %d: %v", i, ferr)
+		}
+		t.Logf("call %d: %v after %v, %d handshakes", i, ferr, time.Since(start), inits.Load())
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("call %d took %v for a timeoutMs of 300", i, d)
+		}
+	}
+	if n := inits.Load(); n != 2 {
+		t.Errorf("%d handshakes tried for 2 calls, want 2", n)
+	}
+}
+
+// TestRemoteFirstCallsShareOneHandshake: twenty calls at once on a cold
+// pool open one session.
+func TestRemoteFirstCallsShareOneHandshake(t *testing.T) {
+	r := startRemote(t, "http")
+	e := newEnv(t)
+	tool := e.load(t, manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"mutating":false`))
+	errs := make(chan error, 20)
+	for range 20 {
+		go func() {
+			_, err := tool.Invoke(context.Background(), tenant, json.RawMessage(`{"text":"x"}`), synth.InvokeOptions{})
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, c := r.sessions.Load(), r.calls.Load(); s != 1 || c != 20 {
+		t.Errorf("%d sessions and %d calls, want 1 and 20", s, c)
 	}
 }

@@ -143,13 +143,6 @@ func (p *pool) reap() {
 	}
 }
 
-// open says how many sessions are open or opening.
-func (p *pool) open() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.sessions)
-}
-
 func (p *pool) closeAll() {
 	p.mu.Lock()
 	all := make([]*session, 0, len(p.sessions))
