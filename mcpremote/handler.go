@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,8 +51,8 @@ const (
 // Version is what httptools tells the servers it calls.
 var implementation = &mcp.Implementation{Name: "httptools", Version: fetch.Version}
 
-// Handler calls one remote tool. It is immutable (but for its drift check,
-// done once) and safe for concurrent use.
+// Handler calls one remote tool. It is immutable (but for whether its
+// drift check is done) and safe for concurrent use.
 type Handler struct {
 	syn        *Synthesizer
 	ep         *synth.MCPEndpoint
@@ -69,7 +68,9 @@ type Handler struct {
 	restricted bool
 	maxBody    int64
 
-	drift sync.Once
+	// drifted is set once the handler's first call has started its drift
+	// check; CheckDriftAgain clears it.
+	drifted atomic.Bool
 }
 
 var (
@@ -77,6 +78,10 @@ var (
 	_ synth.DryRunner  = (*Handler)(nil)
 	_ synth.SecretUser = (*Handler)(nil)
 )
+
+// CheckDriftAgain makes the next call list the server's tools and compare
+// them with the manifest again, as its first call did (a reload).
+func (h *Handler) CheckDriftAgain() { h.drifted.Store(false) }
 
 // RemoteTool is the name the tool is called by on its server.
 func (h *Handler) RemoteTool() string { return h.remote }
@@ -185,7 +190,9 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			return nil, h.openError(err, call)
 		}
-		h.drift.Do(func() { go h.checkDrift(s.cs) })
+		if !h.drifted.Swap(true) {
+			go h.checkDrift(s.cs)
+		}
 		res, err := s.cs.CallTool(ctx, params)
 		s.done()
 		if err == nil {

@@ -268,3 +268,18 @@ func TestRemoteFirstCallsShareOneHandshake(t *testing.T) {
 		t.Errorf("%d sessions and %d calls, want 1 and 20", s, c)
 	}
 }
+
+// TestRemoteDriftAgain: after CheckDriftAgain (a reload) the next call
+// compares again.
+func TestRemoteDriftAgain(t *testing.T) {
+	r := startRemote(t, "http")
+	e := newEnv(t)
+	tool := e.load(t, manifest("acme.gone", r.endpoint("mcp+http", "gone"), ""))
+	count := func() int { return strings.Count(e.log.String(), `offers no tool \"gone\"`) }
+	call(t, tool, `{"text":"x"}`)
+	testkit.WaitFor(t, "the first drift warning", func() bool { return count() == 1 })
+	call(t, tool, `{"text":"x"}`)
+	tool.Handler().(*mcpremote.Handler).CheckDriftAgain()
+	call(t, tool, `{"text":"x"}`)
+	testkit.WaitFor(t, "the second drift warning", func() bool { return count() == 2 })
+}

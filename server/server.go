@@ -20,6 +20,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpremote"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -183,6 +184,16 @@ func (s *Server) Reload() error {
 		return fmt.Errorf("%s holds no manifest (*.json) now: write one, or stop the service to serve none", s.cfg.ToolsDir)
 	}
 	s.tools.Store(ts)
+	// A reload checks every remote MCP tool against its server again on
+	// its next use, the ones whose manifest did not change (and were
+	// kept) too: the server may have.
+	for _, id := range ts.IDs() {
+		if t, ok := ts.Tool(id); ok {
+			if h, ok := t.Handler().(*mcpremote.Handler); ok {
+				h.CheckDriftAgain()
+			}
+		}
+	}
 	return nil
 }
 
