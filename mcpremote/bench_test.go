@@ -27,34 +27,9 @@ func BenchmarkRemoteCall(b *testing.B) {
 	ctx := context.Background()
 	args := json.RawMessage(`{"text":"hello"}`)
 
-	b.Run("sdk-direct", func(b *testing.B) {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("sdk-direct", func(b *testing.B) { sdkCalls(b, hs.URL+"/mcp", nil) })
 	b.Run("sdk-over-fetch", func(b *testing.B) {
-		hc := testkit.LoopbackClient(fetch.Config{}).SessionClient(fetch.Session{Tool: "bench", Tenant: "t"})
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		sdkCalls(b, hs.URL+"/mcp", testkit.LoopbackClient(fetch.Config{}).SessionClient(fetch.Session{Tool: "bench", Tenant: "t"}))
 	})
 	b.Run("httptools", func(b *testing.B) {
 		syn := mcpremote.NewSynthesizer(mcpremote.Config{Client: testkit.LoopbackClient(fetch.Config{}), PlainHTTP: []string{"127.0.0.1"}})
@@ -73,4 +48,23 @@ func BenchmarkRemoteCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// sdkCalls calls echo with the Go SDK's client alone, over hc (nil:
+// http.DefaultClient), on one session.
+func sdkCalls(b *testing.B, endpoint string, hc *http.Client) {
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	args := json.RawMessage(`{"text":"hello"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

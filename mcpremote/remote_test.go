@@ -354,26 +354,9 @@ func TestRemoteToolAnswersTooMuch(t *testing.T) {
 }
 
 func TestRemoteToolRedirectToLoopback(t *testing.T) {
-	// A second loopback address the guard does not allow: its listener
-	// counts the connections that reach it.
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skip("no 127.0.0.2 on this machine:", err)
-	}
-	var reached atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	forbidden, reached := forbiddenListener(t)
 	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://"+ln.Addr().String()+"/mcp", http.StatusTemporaryRedirect)
+		http.Redirect(w, r, "http://"+forbidden+"/mcp", http.StatusTemporaryRedirect)
 	}))
 	defer redirector.Close()
 	e := newEnv(t)
@@ -410,23 +393,8 @@ func TestRemoteSessionExpires(t *testing.T) {
 // not allow, a metadata address) gets nothing there, and never the
 // credential.
 func TestSSEEndpointElsewhere(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skip("no 127.0.0.2 on this machine:", err)
-	}
-	var reached atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	for _, target := range []string{"http://" + ln.Addr().String() + "/messages", "http://169.254.169.254/latest/meta-data/"} {
+	forbidden, reached := forbiddenListener(t)
+	for _, target := range []string{"http://" + forbidden + "/messages", "http://169.254.169.254/latest/meta-data/"} {
 		var gotAuth atomic.Int64
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") != "" {
@@ -454,4 +422,26 @@ func TestSSEEndpointElsewhere(t *testing.T) {
 	if n := reached.Load(); n != 0 {
 		t.Errorf("%d connections reached the address an endpoint event named", n)
 	}
+}
+
+// forbiddenListener listens on a second loopback address, which the
+// tests' guard does not allow, and counts the connections that reach it.
+func forbiddenListener(t *testing.T) (string, *atomic.Int64) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skip("no 127.0.0.2 on this machine:", err)
+	}
+	reached := &atomic.Int64{}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String(), reached
 }
