@@ -112,20 +112,21 @@ func (h *Handler) SecretRefs() []synth.SecretRef {
 }
 
 // ownTimeout ends a call's context when timeoutMs passes.
-type ownTimeout struct{ d time.Duration }
-
-func (o *ownTimeout) Error() string {
-	return fmt.Sprintf("the tool's timeoutMs of %dms passed", o.d.Milliseconds())
+type ownTimeout struct {
+	d    time.Duration
+	what string
 }
+
+func (o *ownTimeout) Error() string { return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds()) }
 
 // Handle calls the remote tool with the call's input.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
 	parent := ctx
-	d := h.timeout
-	if call.Options.Timeout > 0 && call.Options.Timeout < d {
-		d = call.Options.Timeout
+	d, what := h.timeout, "the tool's timeoutMs"
+	if call.Options.Timeout > 0 {
+		d, what = call.Options.Timeout, "the caller's timeout option"
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, &ownTimeout{d})
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &ownTimeout{d, what})
 	defer cancel()
 	start := time.Now()
 	ended := func(err error) error {
@@ -133,7 +134,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		switch {
 		case errors.As(context.Cause(ctx), &own) || (parent.Err() == nil && ctx.Err() != nil):
 			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
-				Message: fmt.Sprintf("timed out after %dms (the tool's timeoutMs, or the caller's timeout)", d.Milliseconds())}
+				Message: fmt.Sprintf("timed out after %dms (%s)", d.Milliseconds(), what)}
 		case errors.Is(parent.Err(), context.DeadlineExceeded):
 			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
 				Message: fmt.Sprintf("timed out after %dms: the caller's deadline passed", time.Since(start).Milliseconds())}

@@ -55,7 +55,7 @@ func (p *pool) get(ctx context.Context, key string, open func(*session) error) (
 		p.sessions[key] = s
 		if !p.reaping {
 			p.reaping = true
-			go p.reap()
+			go p.reap(p.closed)
 		}
 		p.mu.Unlock()
 		go func() {
@@ -114,12 +114,12 @@ func (p *pool) drop(s *session) {
 }
 
 // reap shuts the sessions unused for the idle time.
-func (p *pool) reap() {
+func (p *pool) reap(closed <-chan struct{}) {
 	tick := time.NewTicker(max(p.idle/4, 50*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
-		case <-p.closed:
+		case <-closed:
 			return
 		case <-tick.C:
 		}
@@ -145,6 +145,10 @@ func (p *pool) reap() {
 
 func (p *pool) closeAll() {
 	p.mu.Lock()
+	if p.reaping {
+		close(p.closed) // the reaper stops; a later session starts another
+		p.closed, p.reaping = make(chan struct{}), false
+	}
 	all := make([]*session, 0, len(p.sessions))
 	for _, s := range p.sessions {
 		all = append(all, s)

@@ -445,3 +445,31 @@ func forbiddenListener(t *testing.T) (string, *atomic.Int64) {
 	t.Cleanup(func() { ln.Close() })
 	return ln.Addr().String(), reached
 }
+
+// TestRemoteAllowlist: the tool's network allowlist must cover its server
+// (at load) and holds on every redirect hop: a redirect to another name of
+// the same machine is refused before anything is sent there.
+func TestRemoteAllowlist(t *testing.T) {
+	r := startRemote(t, "http")
+	e := newEnv(t)
+	if _, err := e.loader.Load(manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"network":{"kind":"allowlist","hosts":["api.example.com"]}`)); err == nil ||
+		!strings.Contains(err.Error(), "network.hosts: does not allow the server's host 127.0.0.1") {
+		t.Errorf("an allowlist without the server: %v", err)
+	}
+	if _, err := e.loader.Load(manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"network":{"kind":"none"}`)); err == nil {
+		t.Error("network none loads")
+	}
+	_, port, _ := net.SplitHostPort(r.srv.Listener.Addr().String())
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		http.Redirect(w, req, "http://localhost:"+port+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	tool := e.load(t, manifest("acme.echo", "mcp+http://"+strings.TrimPrefix(redirector.URL, "http://")+"/mcp#echo", `,"network":{"kind":"allowlist","hosts":["127.0.0.1"]}`))
+	_, ferr := call(t, tool, `{"text":"x"}`)
+	if ferr == nil || !strings.Contains(ferr.Error(), "not in the tool's network allowlist") {
+		t.Fatalf("a redirect off the allowlist: %v", ferr)
+	}
+	if n := r.requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the server behind the refused hop", n)
+	}
+}
