@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -93,8 +94,30 @@ func TestRemoteMCPTools(t *testing.T) {
 	}))
 	t.Cleanup(goSrv.Close)
 
+	// The same server behind the company's OAuth connection: the fake
+	// provider's access tokens only.
+	w := newWorld(t)
+	var tokensSeen sync.Map
+	var lastToken atomic.Value
+	connSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !w.provider.ValidAccess(tok) {
+			http.Error(rw, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		tokensSeen.Store(tok, true)
+		lastToken.Store(tok)
+		gh.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(connSrv.Close)
+
 	tools := t.TempDir()
 	write := func(name, body string) { os.WriteFile(filepath.Join(tools, name), []byte(body), 0o644) }
+	write("go-conn.json", `{"id":"go.conn-sum","description":"Adds, as the company.","version":"1.0.0","mutating":false,"transport":"mcp",
+		"mcpEndpoint":"mcp+http://`+strings.TrimPrefix(connSrv.URL, "http://")+`/#sum",
+		"input":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}},"output":{"type":"object"},
+		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"company"}}},
+		"spec":{"kind":"mcp","authorization":{"kind":"connection","connection":"gmail"}}}`)
 	text := `"input":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
 	write("ts-http.json", `{"id":"ts.http-echo","description":"Echo over streamable HTTP.","version":"1.0.0","mutating":false,"transport":"mcp",
 		"mcpEndpoint":"mcp+http://`+ts+`/mcp-key#echo",`+text+`,"output":{"type":"object","properties":{"echo":{"type":"string"}}},
@@ -114,7 +137,7 @@ func TestRemoteMCPTools(t *testing.T) {
 
 	state := t.TempDir()
 	p := startServe(t, e2eEnv, "--tools", tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0",
-		"--allow-cidr", "127.0.0.1/32", "--mcp-plain-http", "127.0.0.1", "--allow-stdio", node)
+		"--allow-cidr", "127.0.0.1/32", "--mcp-plain-http", "127.0.0.1", "--allow-stdio", node, "--apps", w.apps)
 	for _, s := range [][2]string{{"REMOTE_KEY", key}, {"GO_TOKEN", "go-token"}} {
 		if st, body := p.do(t, p.key, "PUT", "/v1/secrets/production/"+s[0], `{"value":"`+s[1]+`"}`); st != 204 {
 			t.Fatalf("secret %s: %d %s", s[0], st, body)
@@ -151,6 +174,31 @@ func TestRemoteMCPTools(t *testing.T) {
 		t.Error("the service's log holds a remote credential")
 	}
 
+	// The company's connection: its token, then a new one when the
+	// server refuses the first (refreshed once, the call sent again).
+	_, body = p.do(t, p.key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
+	var authz struct{ URL string }
+	json.Unmarshal([]byte(body), &authz)
+	req, _ := http.NewRequest("GET", authz.URL, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/go.conn-sum/invoke", `{"input":{"a":1,"b":1}}`); st != 200 || !strings.Contains(body, `"sum":2`) {
+		t.Fatalf("connection call: %d %s", st, body)
+	}
+	w.provider.ExpireAccess(lastToken.Load().(string))
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/go.conn-sum/invoke", `{"input":{"a":2,"b":2}}`); st != 200 || !strings.Contains(body, `"sum":4`) {
+		t.Fatalf("connection call after the token expired: %d %s", st, body)
+	}
+	n := 0
+	tokensSeen.Range(func(any, any) bool { n++; return true })
+	if n != 2 {
+		t.Errorf("the server accepted %d tokens, want 2 (the first, then the refreshed one)", n)
+	}
+
 	// MCP, through the Go SDK's client.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: p.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(p.key)}, DisableStandaloneSSE: true}, nil)
@@ -170,7 +218,7 @@ func TestRemoteMCPTools(t *testing.T) {
 	// The console.
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
-	resp, err := hc.PostForm(p.url+"/ui/login", url.Values{"key": {p.key}})
+	resp, err = hc.PostForm(p.url+"/ui/login", url.Values{"key": {p.key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +232,8 @@ func TestRemoteMCPTools(t *testing.T) {
 	if !strings.Contains(string(page), "from the console") || !strings.Contains(string(page), "sse") {
 		t.Errorf("console run: %d\n%.3000s", resp.StatusCode, page)
 	}
-	if n := goCalls.Load(); n != 2 {
-		t.Errorf("the Go server ran %d calls, want 2", n)
+	if n := goCalls.Load(); n != 4 {
+		t.Errorf("the Go server ran %d calls, want 4", n)
 	}
 }
 
