@@ -94,23 +94,31 @@ func (s *session) done() {
 	s.inflight.Add(-1)
 }
 
-// drop removes s from the pool and shuts it; calls on it fail, later ones
-// open another.
-func (p *pool) drop(s *session) {
+// drop removes s from the pool and shuts it in the background (the SDK's
+// Close may wait seconds for a stream a server holds open); calls on it
+// fail, later ones open another. The returned channel is closed once it
+// is shut.
+func (p *pool) drop(s *session) <-chan struct{} {
+	done := make(chan struct{})
 	if s.dropped.Swap(true) {
-		return
+		close(done)
+		return done
 	}
 	p.mu.Lock()
 	if p.sessions[s.key] == s {
 		delete(p.sessions, s.key)
 	}
 	p.mu.Unlock()
-	if s.cs != nil {
-		s.cs.Close()
-	}
-	if s.stop != nil {
-		s.stop()
-	}
+	go func() {
+		defer close(done)
+		if s.cs != nil {
+			s.cs.Close()
+		}
+		if s.stop != nil {
+			s.stop()
+		}
+	}()
+	return done
 }
 
 // reap shuts the sessions unused for the idle time.
@@ -143,6 +151,8 @@ func (p *pool) reap(closed <-chan struct{}) {
 	}
 }
 
+// closeAll shuts every session, waiting at most shutWait for them (a
+// stdio process is killed after its own 2 s).
 func (p *pool) closeAll() {
 	p.mu.Lock()
 	if p.reaping {
@@ -154,8 +164,15 @@ func (p *pool) closeAll() {
 		all = append(all, s)
 	}
 	p.mu.Unlock()
+	timeout := time.After(shutWait)
 	for _, s := range all {
 		<-s.ready
-		p.drop(s)
+		select {
+		case <-p.drop(s):
+		case <-timeout:
+		}
 	}
 }
+
+// shutWait bounds how long Close waits for the sessions to shut.
+const shutWait = 3 * time.Second
