@@ -128,7 +128,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	if len(x.required) > 0 {
 		t.Input["required"] = x.required
 	}
-	im.security(method, path, op, &t, spec)
+	if err := im.security(method, path, op, &t, spec); err != nil {
+		return err
+	}
 	if err := im.responses(method, path, op, &t, spec); err != nil {
 		return err
 	}

@@ -18,6 +18,10 @@ const (
 	// SkipBody: a request body that is not JSON or a form (multipart,
 	// XML, binary), or JSON that is not one object.
 	SkipBody SkipReason = "a request body a tool cannot send"
+	// SkipCredential: every security alternative needs what a tool cannot
+	// send: two credentials at once, an API key in the query or a cookie,
+	// a scheme of another kind.
+	SkipCredential SkipReason = "credentials a tool cannot send"
 	// SkipAnswer: a binary answer; a tool returns JSON or text.
 	SkipAnswer SkipReason = "a binary answer"
 	// SkipBrokenComponent: the operation uses a component of the document
