@@ -103,7 +103,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	// are sent percent-encoded, as a client would.
 	path = escapeLiterals(path)
 
-	x := &inputs{in: newConverter(), props: map[string]any{}, params: map[string]*openapi3.Parameter{}, path: path}
+	x := &inputs{in: &converter{defs: map[string]any{}, names: map[string]string{}, used: map[string]bool{}, input: true}, props: map[string]any{}, params: map[string]*openapi3.Parameter{}, path: path}
 	if err := im.parameters(method, op, item, x); err != nil {
 		return err
 	}
@@ -124,6 +124,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	t.Input = x.in.attach(map[string]any{"type": "object", "properties": x.props})
 	if c := x.in.cuts("input"); c != "" {
 		im.warn(method, path, op, "to keep the tool readable, "+c)
+	}
+	for _, n := range x.in.notes {
+		im.warn(method, path, op, "input: "+n)
 	}
 	if len(x.required) > 0 {
 		t.Input["required"] = x.required

@@ -56,6 +56,9 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 		if c := out.cuts("output"); c != "" {
 			im.warn(method, path, op, "to keep the tool readable, "+c)
 		}
+		for _, n := range out.notes {
+			im.warn(method, path, op, "output: "+n)
+		}
 		return nil
 	}
 	for k := range first.Content {

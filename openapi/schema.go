@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -27,6 +29,14 @@ type converter struct {
 	// trimmed and emptied name the definitions cut to fit defsBudget:
 	// without their descriptions, or to {} (any value).
 	trimmed, emptied []string
+	// input says the schemas are an input's: read-only members (what the
+	// server sets: an id, a creation time) are left out; an output's
+	// leaves out write-only ones.
+	input bool
+	// notes are what was dropped to keep the schema one the tool's own
+	// validation can hold: a pattern Go's regexp cannot compile, a
+	// default its own schema refuses.
+	notes []string
 }
 
 type pending struct {
@@ -175,12 +185,24 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	set("format", s.Format, s.Format != "")
 	set("enum", s.Enum, len(s.Enum) > 0)
 	set("const", s.Const, s.Const != nil)
-	set("default", s.Default, s.Default != nil)
+	if s.Default != nil {
+		if why := badDefault(s); why != "" {
+			c.note(fmt.Sprintf("default %s dropped: %s", clipText(jsonText(s.Default), 40), why))
+		} else {
+			out["default"] = s.Default
+		}
+	}
 	if s.Example != nil {
 		out["examples"] = []any{s.Example}
 	}
 	set("examples", s.Examples, len(s.Examples) > 0)
-	set("pattern", s.Pattern, s.Pattern != "")
+	if s.Pattern != "" {
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			c.note(fmt.Sprintf("pattern %s dropped: Go's regular expressions cannot compile it (%v)", clipText(s.Pattern, 60), errCode(err)))
+		} else {
+			out["pattern"] = s.Pattern
+		}
+	}
 	set("minLength", s.MinLength, s.MinLength > 0)
 	if s.MaxLength != nil {
 		out["maxLength"] = *s.MaxLength
@@ -214,30 +236,53 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	if len(s.PrefixItems) > 0 {
 		out["prefixItems"] = c.inlineAll(s.PrefixItems, depth)
 	}
+	var left map[string]bool // members left out of this side
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
 		// In name order: a named schema's place in the queue (nearest
 		// first, within the budget) must not depend on map order, or the
 		// same document imports differently from run to run.
 		for _, k := range sortedKeys(s.Properties) {
+			if c.otherSide(s.Properties[k]) {
+				if left == nil {
+					left = map[string]bool{}
+				}
+				left[k] = true
+				continue
+			}
 			props[k] = c.inline(s.Properties[k], depth+1)
 		}
 		out["properties"] = props
 	}
-	set("required", s.Required, len(s.Required) > 0)
+	var required []string
+	for _, r := range s.Required {
+		if !left[r] {
+			required = append(required, r)
+		}
+	}
+	set("required", required, len(required) > 0)
 	if ap := s.AdditionalProperties; ap.Has != nil {
 		out["additionalProperties"] = *ap.Has
 	} else if ap.Schema != nil {
 		out["additionalProperties"] = c.inline(ap.Schema, depth+1)
 	}
 	set("minProperties", s.MinProps, s.MinProps > 0)
-	for _, k := range []struct {
-		key  string
-		refs openapi3.SchemaRefs
-	}{{"allOf", s.AllOf}, {"anyOf", s.AnyOf}, {"oneOf", s.OneOf}} {
-		if len(k.refs) > 0 {
-			out[k.key] = c.inlineAll(k.refs, depth)
-		}
+	// oneOf becomes anyOf: a document's branches often overlap (a string
+	// that is also an enum of strings, an object that fits two shapes),
+	// and oneOf then refuses what the API takes ("subschemas 0, 1
+	// matched"); anyOf accepts what any branch does, and the API decides.
+	if len(s.AllOf) > 0 {
+		out["allOf"] = c.inlineAll(s.AllOf, depth)
+	}
+	switch {
+	case len(s.AnyOf) > 0 && len(s.OneOf) > 0:
+		all, _ := out["allOf"].([]any)
+		out["allOf"] = append(all, map[string]any{"anyOf": c.inlineAll(s.OneOf, depth)})
+		out["anyOf"] = c.inlineAll(s.AnyOf, depth)
+	case len(s.AnyOf) > 0:
+		out["anyOf"] = c.inlineAll(s.AnyOf, depth)
+	case len(s.OneOf) > 0:
+		out["anyOf"] = c.inlineAll(s.OneOf, depth)
 	}
 	if s.Not != nil {
 		out["not"] = c.inline(s.Not, depth+1)
@@ -246,6 +291,99 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	set("writeOnly", true, s.WriteOnly)
 	set("deprecated", true, s.Deprecated)
 	return out
+}
+
+// otherSide says the member is not for this side of the call: read-only
+// in an input, write-only in an output.
+func (c *converter) otherSide(ref *openapi3.SchemaRef) bool {
+	if ref == nil || ref.Value == nil {
+		return false
+	}
+	if c.input {
+		return ref.Value.ReadOnly
+	}
+	return ref.Value.WriteOnly
+}
+
+// note keeps one of the converter's notes, once.
+func (c *converter) note(n string) {
+	if !contains(c.notes, n) {
+		c.notes = append(c.notes, n)
+	}
+}
+
+// badDefault says why s's default fails s's own type or enum, "" when it
+// does not.
+func badDefault(s *openapi3.Schema) string {
+	d := s.Default
+	if len(s.Enum) > 0 {
+		found := false
+		for _, e := range s.Enum {
+			if jsonText(e) == jsonText(d) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "it is not one of the enum's values"
+		}
+	}
+	if s.Type == nil || len(*s.Type) == 0 {
+		return ""
+	}
+	var kind string
+	switch v := d.(type) {
+	case nil:
+		kind = "null"
+	case bool:
+		kind = "boolean"
+	case string:
+		kind = "string"
+	case float64:
+		kind = "number"
+		if v == float64(int64(v)) {
+			kind = "integer"
+		}
+	case int, int64:
+		kind = "integer"
+	case []any:
+		kind = "array"
+	case map[string]any:
+		kind = "object"
+	default:
+		return ""
+	}
+	for _, t := range *s.Type {
+		if t == kind || (t == "number" && kind == "integer") || (kind == "null" && s.Nullable) {
+			return ""
+		}
+	}
+	if kind == "null" && s.Nullable {
+		return ""
+	}
+	return fmt.Sprintf("it is a %s, the member a %s", kind, strings.Join(*s.Type, " or "))
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// errCode is a regexp error's code and place, without the whole pattern
+// again.
+func errCode(err error) string {
+	var re *syntax.Error
+	if errors.As(err, &re) {
+		return string(re.Code)
+	}
+	return err.Error()
 }
 
 func (c *converter) inlineAll(refs openapi3.SchemaRefs, depth int) []any {
