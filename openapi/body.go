@@ -13,72 +13,164 @@ import (
 
 // Request bodies: JSON as json-input, forms as a text template.
 
-// body makes a JSON request body json-input (its members input members)
-// and a form a text template; any other body skips the operation.
+// body makes a request body. A JSON object body whose members can be the
+// tool input's (no header is filled from the input) is json-input: the
+// input minus the URL's values. Any other JSON body — an array, a number,
+// an object beside header inputs (json-input would send those again), one
+// of several shapes, no schema at all — is one input member, body, sent
+// whole by the template {body}. A form is a text template of its members.
+// The media type is sent as the document names it (json-patch+json and
+// the like). What a tool cannot send skips the operation.
 func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec *httpspec.Spec) error {
-	in, props, params, path := x.in, x.props, x.params, x.path
-	required := x.required
-	defer func() { x.required = required }()
-	if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" && jsonContent(rb.Value.Content) == nil {
-		if fm := rb.Value.Content.Get(formType); fm != nil {
-			if err := im.formBody(method, path, op, fm, in, props, params, &required, spec); err != nil {
-				return err
-			}
-		} else {
-			return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
-		}
-	} else if rb := op.RequestBody; rb != nil && rb.Value != nil && method != "GET" {
-		mt := jsonContent(rb.Value.Content)
-		if mt == nil {
-			return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
-		}
-		body := in.resolved(mt.Schema)
-		bprops, _ := body["properties"].(map[string]any)
-		if bprops == nil && mt.Schema != nil && mt.Schema.Value != nil && len(mt.Schema.Value.AllOf) > 0 {
-			// allOf of objects (a base and its extension): their members
-			// together.
-			bprops, body = map[string]any{}, map[string]any{"type": "object"}
-			var req []string
-			for _, part := range mt.Schema.Value.AllOf {
-				ps := in.resolved(part)
-				pp, _ := ps["properties"].(map[string]any)
-				for k, v := range pp {
-					bprops[k] = v
-				}
-				if r, ok := ps["required"].([]string); ok {
-					req = append(req, r...)
-				}
-			}
-			if len(bprops) == 0 {
-				return skipf(SkipBody, "the JSON body's allOf has no object members: it cannot be the tool input minus the URL's values")
-			}
-			body["properties"], body["required"] = bprops, req
-		}
-		if body["type"] != "object" && bprops == nil {
-			if body["oneOf"] != nil || body["anyOf"] != nil {
-				return skipf(SkipBody, "the JSON body is one of several shapes (oneOf/anyOf): a tool's input is one object whose members, minus the URL's, are the body")
-			}
-			return skipf(SkipBody, "the JSON body is not an object: it cannot be the tool input minus the URL's values")
-		}
-		for _, k := range sortedKeys(bprops) {
-			if _, clash := props[k]; clash {
-				im.warn(method, path, op, fmt.Sprintf("body property %q has the name of a parameter: the parameter wins", k))
-				continue
-			}
-			props[k] = bprops[k]
-		}
-		// The body's own required members are required whether or not
-		// the body is: an API that takes no body at all is rare, one that
-		// refuses a body without them is the rule.
-		if req, ok := body["required"].([]string); ok {
-			for _, r := range req {
-				if _, clash := params["path:"+r]; !clash && !slices.Contains(required, r) {
-					required = append(required, r)
-				}
-			}
-		}
-		spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.JSONInput}
+	rb := op.RequestBody
+	if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
+		return nil
 	}
+	in, props, params, path := x.in, x.props, x.params, x.path
+	ct, mt := jsonContent(rb.Value.Content)
+	if mt == nil {
+		if fm := rb.Value.Content.Get(formType); fm != nil {
+			required := x.required
+			defer func() { x.required = required }()
+			return im.formBody(method, path, op, fm, in, props, params, &required, spec)
+		}
+		return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
+	}
+	if ct != "application/json" {
+		spec.Headers = append(spec.Headers, httpspec.Header{Name: "Content-Type", Value: ct})
+	}
+	var sch *openapi3.Schema
+	if mt.Schema != nil {
+		sch = mt.Schema.Value
+	}
+	if sch != nil && sch.Type != nil && sch.Type.Is("string") {
+		return skipf(SkipBody, "the JSON body is a string: a tool sends a JSON body from its input, which has no quoting for a bare string")
+	}
+	bprops, breq, object := map[string]any{}, []string(nil), false
+	if sch != nil {
+		object = in.objectMembers(sch, bprops, &breq, 0)
+	}
+	headerInputs := false
+	for _, h := range x.headers {
+		if strings.Contains(h.Value, "{") {
+			headerInputs = true
+		}
+	}
+	if !object || headerInputs || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
+		var whole map[string]any
+		if object && len(sch.AnyOf) == 0 && len(sch.OneOf) == 0 {
+			// One object, its allOf merged: easier to fill than the parts.
+			whole = map[string]any{"type": "object", "properties": bprops}
+			if len(breq) > 0 {
+				whole["required"] = breq
+			}
+			if sch.Description != "" {
+				whole["description"] = sch.Description
+			}
+		}
+		return im.wholeBody(method, path, op, mt, whole, rb.Value.Required, x, spec)
+	}
+	required := x.required
+	for _, k := range sortedKeys(bprops) {
+		if _, clash := props[k]; clash {
+			im.warn(method, path, op, fmt.Sprintf("body property %q has the name of a parameter: the parameter wins", k))
+			continue
+		}
+		props[k] = bprops[k]
+	}
+	// The body's own required members are required whether or not
+	// the body is: an API that takes no body at all is rare, one that
+	// refuses a body without them is the rule.
+	for _, r := range breq {
+		if _, clash := params["path:"+r]; !clash && !slices.Contains(required, r) {
+			required = append(required, r)
+		}
+	}
+	x.required = required
+	spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.JSONInput}
+	return nil
+}
+
+// objectMembers gathers the members of an object schema into props and
+// its required ones into req, through allOf at any depth (a base and its
+// extensions, themselves extended), and says whether it is an object.
+func (c *converter) objectMembers(s *openapi3.Schema, props map[string]any, req *[]string, depth int) bool {
+	if s == nil || depth > maxDepth {
+		return false
+	}
+	own := *s
+	own.AllOf = nil
+	conv := c.convert(&own, 0)
+	object := conv["type"] == "object"
+	if pp, ok := conv["properties"].(map[string]any); ok {
+		object = true
+		for k, v := range pp {
+			props[k] = v
+		}
+	}
+	if r, ok := conv["required"].([]string); ok {
+		for _, k := range r {
+			if !slices.Contains(*req, k) {
+				*req = append(*req, k)
+			}
+		}
+	}
+	for _, part := range s.AllOf {
+		if part != nil && c.objectMembers(part.Value, props, req, depth+1) {
+			object = true
+		}
+	}
+	if object {
+		// A member required by one part and left out of the input (read
+		// only) is not required of the input.
+		kept := (*req)[:0]
+		for _, k := range *req {
+			if _, ok := props[k]; ok {
+				kept = append(kept, k)
+			}
+		}
+		*req = kept
+	}
+	return object
+}
+
+// wholeBody makes the JSON body one input member sent whole: {body}.
+func (im *importer) wholeBody(method, path string, op *openapi3.Operation, mt *openapi3.MediaType, sch map[string]any, bodyRequired bool, x *inputs, spec *httpspec.Spec) error {
+	name := "body"
+	for _, alt := range []string{"body", "request_body", "requestBody"} {
+		if _, clash := x.props[alt]; !clash {
+			name = alt
+			break
+		}
+		name = ""
+	}
+	if name == "" {
+		return skipf(SkipParameter, "the JSON body needs an input member of its own, and body, request_body and requestBody are all parameters")
+	}
+	if sch == nil {
+		sch = x.in.inline(mt.Schema, 0)
+	}
+	if len(sch) == 0 {
+		sch = map[string]any{"type": "object"}
+	}
+	if sch["description"] == nil {
+		sch["description"] = "The request body, sent as JSON."
+	}
+	x.props[name] = sch
+	// Required either way: a template whose member is missing would send
+	// its placeholder as written.
+	x.required = append(x.required, name)
+	if !bodyRequired {
+		x.props[name].(map[string]any)["description"] = strings.TrimSuffix(sch["description"].(string), " ") + " (optional in the API: send {} or [] for none)"
+	}
+	hasCT := false
+	for _, h := range spec.Headers {
+		hasCT = hasCT || strings.EqualFold(h.Name, "Content-Type")
+	}
+	if !hasCT {
+		spec.Headers = append(spec.Headers, httpspec.Header{Name: "Content-Type", Value: "application/json"})
+	}
+	spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.Text, Template: "{" + name + "}"}
 	return nil
 }
 
@@ -137,14 +229,19 @@ func whyNotBody(c openapi3.Content) string {
 	return "only JSON bodies are imported"
 }
 
-func jsonContent(c openapi3.Content) *openapi3.MediaType {
+// jsonContent is the JSON media type of a body and its name:
+// application/json first, else the first (by name) whose type is JSON
+// (application/*+json, application/json-patch+json, …).
+func jsonContent(c openapi3.Content) (string, *openapi3.MediaType) {
 	if mt := c.Get("application/json"); mt != nil {
-		return mt
+		return "application/json", mt
 	}
 	for _, k := range sortedKeys(c) {
-		if strings.Contains(k, "json") {
-			return c[k]
+		base, _, _ := strings.Cut(k, ";")
+		base = strings.TrimSpace(strings.ToLower(base))
+		if base == "application/json" || strings.HasSuffix(base, "+json") || strings.HasSuffix(base, "/json") || strings.HasPrefix(base, "application/json-") {
+			return base, c[k]
 		}
 	}
-	return nil
+	return "", nil
 }

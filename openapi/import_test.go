@@ -3,6 +3,8 @@ package openapi
 import (
 	"encoding/json"
 	"flag"
+	"maps"
+	"slices"
 	"fmt"
 	"go.yaml.in/yaml/v4"
 	"net/url"
@@ -317,7 +319,10 @@ func TestWhatTheModelSees(t *testing.T) {
 
 // TestStylesHeadersAndBodies: path styles label and matrix, a required
 // header filled from the input, pipeDelimited as a string of values joined
-// by |, an allOf body merged.
+// by |; a body beside a header input is one member sent whole (json-input
+// would send the header's value in it again), its allOf merged; without a
+// header input, the members of an allOf nested two deep are the input's,
+// read-only ones left out.
 func TestStylesHeadersAndBodies(t *testing.T) {
 	doc := `openapi: 3.0.0
 info: {title: Styles, version: 1.0.0}
@@ -339,38 +344,82 @@ paths:
                 - {type: object, required: [name], properties: {name: {type: string}}}
                 - {type: object, properties: {tags: {type: array, items: {type: string}}}}
       responses: {"204": {description: ok}}
+  /meetings:
+    post:
+      operationId: create
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              allOf:
+                - $ref: '#/components/schemas/Meeting'
+                - {type: object, required: [topic], properties: {topic: {type: string}}}
+      responses: {"204": {description: ok}}
+components:
+  schemas:
+    Base:
+      type: object
+      required: [id, start]
+      properties:
+        id: {type: string, readOnly: true}
+        start: {type: string}
+    Meeting:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - {type: object, properties: {agenda: {type: string}, created: {type: string, readOnly: true}}}
 `
 	res, err := Import([]byte(doc), Options{})
-	if err != nil || len(res.Manifests) != 1 {
+	if err != nil || len(res.Manifests) != 2 {
 		t.Fatalf("%v %s %v", err, res.Summary(), res.Warnings)
 	}
-	var m struct {
+	type manifest struct {
 		Input struct {
-			Properties map[string]any
+			Properties map[string]map[string]any
 			Required   []string
 		}
 		Spec struct {
 			URLTemplate string
 			Headers     []struct{ Name, Value string }
+			RequestBody struct{ Kind, Template string }
 		}
 	}
-	json.Unmarshal(res.Manifests[0].JSON, &m)
-	if m.Spec.URLTemplate != "https://api.example.com/a/{.color}/{;point*}{?ids}" {
-		t.Errorf("template %s", m.Spec.URLTemplate)
-	}
-	if len(m.Spec.Headers) != 1 || m.Spec.Headers[0].Name != "If-Match" || m.Spec.Headers[0].Value != "{if_match}" {
-		t.Errorf("headers %+v", m.Spec.Headers)
-	}
-	for _, k := range []string{"color", "point", "if_match", "name", "tags"} {
-		if m.Input.Properties[k] == nil {
-			t.Errorf("input has no %s: %v", k, m.Input.Properties)
+	var create, put manifest
+	for _, mf := range res.Manifests {
+		if strings.HasSuffix(mf.ID, ".put") {
+			json.Unmarshal(mf.JSON, &put)
+		} else {
+			json.Unmarshal(mf.JSON, &create)
 		}
 	}
-	if ids, _ := m.Input.Properties["ids"].(map[string]any); ids["type"] != "string" || !strings.Contains(fmt.Sprint(ids["description"]), "joined by |") {
+	if put.Spec.URLTemplate != "https://api.example.com/a/{.color}/{;point*}{?ids}" {
+		t.Errorf("template %s", put.Spec.URLTemplate)
+	}
+	if fmt.Sprint(put.Spec.Headers) != "[{If-Match {if_match}} {Content-Type application/json}]" || put.Spec.RequestBody.Template != "{body}" {
+		t.Errorf("headers %+v, body %+v", put.Spec.Headers, put.Spec.RequestBody)
+	}
+	for _, k := range []string{"color", "point", "if_match", "body"} {
+		if put.Input.Properties[k] == nil {
+			t.Errorf("input has no %s: %v", k, put.Input.Properties)
+		}
+	}
+	if body := fmt.Sprint(put.Input.Properties["body"]["properties"]); !strings.Contains(body, "name:") || !strings.Contains(body, "tags:") {
+		t.Errorf("the body member is %v, want name and tags", put.Input.Properties["body"])
+	}
+	if ids := put.Input.Properties["ids"]; ids["type"] != "string" || !strings.Contains(fmt.Sprint(ids["description"]), "joined by |") {
 		t.Errorf("the pipeDelimited parameter is %v, want a string of values joined by |", ids)
 	}
-	if got := strings.Join(m.Input.Required, ","); got != "color,point,if_match,name" {
+	if got := strings.Join(put.Input.Required, ","); got != "color,point,if_match,body" {
 		t.Errorf("required %s", got)
+	}
+	if create.Spec.RequestBody.Kind != "json-input" || len(create.Spec.Headers) != 0 {
+		t.Errorf("create: body %+v, headers %+v", create.Spec.RequestBody, create.Spec.Headers)
+	}
+	if got := strings.Join(slices.Sorted(maps.Keys(create.Input.Properties)), ","); got != "agenda,start,topic" {
+		t.Errorf("create's members %s, want agenda,start,topic (id and created are read-only)", got)
+	}
+	if got := strings.Join(create.Input.Required, ","); got != "start,topic" {
+		t.Errorf("create requires %s, want start,topic", got)
 	}
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings %v", res.Warnings)

@@ -50,7 +50,7 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 	if first == nil || len(first.Content) == 0 {
 		return nil
 	}
-	if mt := jsonContent(first.Content); mt != nil {
+	if _, mt := jsonContent(first.Content); mt != nil {
 		out := newConverter()
 		t.Output = out.attach(out.resolved(mt.Schema))
 		if c := out.cuts("output"); c != "" {
