@@ -101,6 +101,17 @@ func (t *Template) Fill(input []byte) string {
 	return b.String()
 }
 
+// Absent reports whether the template is one placeholder and nothing
+// else, and the input has no value for it (absent or null): a header of
+// such a value is left out instead of sent as written or empty.
+func (t *Template) Absent(input []byte) bool {
+	if len(t.parts) != 1 || t.parts[0].path == "" {
+		return false
+	}
+	v := gjson.GetBytes(input, t.parts[0].path)
+	return !v.Exists() || v.Type == gjson.Null
+}
+
 // Path makes a gjson path that reads the nested keys exactly: each key
 // escaped by gjson.Escape, so that no key is read as gjson syntax (a
 // multipath "[a,b]", a query "#(…)", a modifier "@this").

@@ -268,12 +268,19 @@ func TestHeaders(t *testing.T) {
 	up := newUpstream(t, reply(200, `{}`))
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/h","headers":[
 		{"name":"X-Id","value":"id-{id}"},{"name":"X-Absent","value":"{nope}"},{"name":"X-Null","value":"[{n}]"},
-		{"name":"X-Num","value":"{big}"},{"name":"X-Raw","value":"a b/c?d"}]}`)
+		{"name":"X-Num","value":"{big}"},{"name":"X-Raw","value":"a b/c?d"},{"name":"X-Lone-Null","value":"{n}"},{"name":"X-Part","value":"v={nope}"}]}`)
 	invoke(t, tool, synth.CallContext{}, `{"id":"a b","n":null,"big":9007199254740993}`)
 	h := up.last(t).Header
-	for k, want := range map[string]string{"X-Id": "id-a b", "X-Absent": "{nope}", "X-Null": "[]", "X-Num": "9007199254740993", "X-Raw": "a b/c?d", "User-Agent": httpspec.UserAgent} {
+	for k, want := range map[string]string{"X-Id": "id-a b", "X-Null": "[]", "X-Num": "9007199254740993", "X-Raw": "a b/c?d", "X-Part": "v={nope}", "User-Agent": httpspec.UserAgent} {
 		if got := h.Get(k); got != want {
 			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	// A header that is one input value the input lacks (or gives null)
+	// is optional: not sent.
+	for _, k := range []string{"X-Absent", "X-Lone-Null"} {
+		if v, sent := h[k]; sent {
+			t.Errorf("%s sent as %q", k, v)
 		}
 	}
 	ua := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/h","headers":[{"name":"user-agent","value":"acme/2"}]}`)
