@@ -29,8 +29,10 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		OpenAPI string `yaml:"openapi" json:"openapi"`
 		Swagger string `yaml:"swagger" json:"swagger"`
 	}
-	if err := yaml.Unmarshal(src, &head); err != nil {
-		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+	if t := bytes.TrimLeft(src, " \t\r\n\ufeff"); len(t) == 0 || t[0] != '{' || json.Unmarshal(src, &head) != nil {
+		if err := yaml.Unmarshal(src, &head); err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+		}
 	}
 	loader := openapi3.NewLoader()
 	// Every external reference reaches readBelow, which refuses it in our
@@ -106,6 +108,10 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			return nil, fmt.Errorf("not a Swagger document: %v", err)
 		}
 		markBinaryAnswers(generic)
+		if g, ok := generic.(map[string]any); ok {
+			csvArrays(g)
+			repair2(g, skips)
+		}
 		js, err := json.Marshal(generic)
 		if err != nil {
 			return nil, fmt.Errorf("not a Swagger document: %v", err)
@@ -196,8 +202,16 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 // decodeYAML decodes YAML (or JSON) into JSON's shapes: a mapping whose
 // keys are not all strings (Swagger's response codes written as numbers,
 // 200:) becomes a map[string]any too, its keys in their YAML text.
+// decodeYAML decodes a document, JSON as JSON (a YAML parser refuses some
+// of what JSON allows: a \u escape of a surrogate pair, a tab in a
+// string), anything else as YAML.
 func decodeYAML(data []byte) (any, error) {
 	var v any
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		if err := json.Unmarshal(data, &v); err == nil {
+			return v, nil
+		}
+	}
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, err
 	}

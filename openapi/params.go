@@ -60,10 +60,6 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 				headers = append(headers, httpspec.Header{Name: "Idempotency-Key", Value: ""})
 				continue
 			}
-			if !p.Required {
-				im.warn(method, path, op, fmt.Sprintf("header parameter %q left out: it is optional (a required header is filled from the input)", p.Name))
-				continue
-			}
 			v := headerVar(p.Name)
 			if _, clash := props[v]; clash {
 				return skipf(SkipParameter, "header parameter %q: its input name %q is taken", p.Name, v)
@@ -75,7 +71,10 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 			}
 			sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
 			props[v] = sch
-			required = append(required, v)
+			if p.Required {
+				// An optional one is left out when the input lacks it.
+				required = append(required, v)
+			}
 			continue
 		default:
 			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: only path, query and header parameters are filled from the input", p.In, p.Name))

@@ -1,0 +1,158 @@
+package openapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// imported decodes the manifests of res by id.
+func imported(t *testing.T, res *Result) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, m := range res.Manifests {
+		var v map[string]any
+		if err := json.Unmarshal(m.JSON, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(m.ID, "example.")] = v
+	}
+	return out
+}
+
+func at(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// TestImportClasses: what the importer got wrong on real descriptions,
+// one operation a class: each imported as the API expects, or skipped
+// with a reason the summary counts.
+func TestImportClasses(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "Classes", "version": "1.0.0"},
+  "servers": [{"url": "https://api.example.com"}],
+  "components": {"securitySchemes": {
+    "email": {"type": "apiKey", "in": "header", "name": "X-Email"},
+    "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+    "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
+    "bearer": {"type": "http", "scheme": "bearer"}}},
+  "paths": {
+    "/together": {"get": {"operationId": "together", "security": [{"email": [], "key": []}], "responses": {"200": {"description": "ok"}}}},
+    "/query-key": {"get": {"operationId": "queryKey", "security": [{"queryKey": []}], "responses": {"200": {"description": "ok"}}}},
+    "/either": {"get": {"operationId": "either", "security": [{"queryKey": []}, {"email": [], "key": []}, {"bearer": []}], "responses": {"200": {"description": "ok"}}}},
+    "/no-schema": {"post": {"operationId": "noSchema", "requestBody": {"content": {"application/json": {}}}, "responses": {"204": {"description": "ok"}}}},
+    "/array": {"post": {"operationId": "array", "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}}}, "responses": {"204": {"description": "ok"}}}},
+    "/string": {"post": {"operationId": "string", "requestBody": {"content": {"application/json": {"schema": {"type": "string"}}}}, "responses": {"204": {"description": "ok"}}}},
+    "/patch/{name}": {"patch": {"operationId": "patch", "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+      "requestBody": {"content": {"application/json-patch+json": {"schema": {"type": "array", "items": {"type": "object"}}}}}, "responses": {"200": {"description": "ok"}}}},
+    "/merge": {"patch": {"operationId": "merge", "requestBody": {"content": {"application/merge-patch+json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}}}, "responses": {"200": {"description": "ok"}}}},
+    "/tenant": {"post": {"operationId": "tenant", "parameters": [{"name": "Xero-Tenant-Id", "in": "header", "required": true, "schema": {"type": "string"}}, {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}],
+      "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "id": {"type": "string", "readOnly": true}}}}}}, "responses": {"200": {"description": "ok"}}}},
+    "/defaults": {"get": {"operationId": "defaults", "parameters": [
+      {"name": "size", "in": "query", "schema": {"type": "string", "default": 20}},
+      {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["asc", "desc"], "default": "up"}},
+      {"name": "code", "in": "query", "schema": {"type": "string", "pattern": "^(?!x)[a-z]+$"}},
+      {"name": "who", "in": "query", "schema": {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["me"]}]}}],
+      "responses": {"200": {"description": "ok"}}}},
+    "/search": {"get": {"operationId": "search", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"query": {"type": "object"}}}}}}, "responses": {"200": {"description": "ok"}}}}
+  }}`
+	res, err := Import([]byte(doc), Options{Prefix: "example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := imported(t, res)
+	// 1, 3: two credentials together, an API key in the query: skipped
+	// and counted; where an alternative can be sent, it is.
+	for _, id := range []string{"together", "query-key", "string"} {
+		if got[id] != nil {
+			t.Errorf("%s imported", id)
+		}
+	}
+	if n := res.Skipped[SkipCredential]; n != 2 {
+		t.Errorf("%d skipped for their credentials, want 2: %s", n, res.Summary())
+	}
+	if a := at(got["either"], "spec", "authorization", "kind"); a != "bearer" {
+		t.Errorf("either: authorization %v, want the bearer alternative", a)
+	}
+	// 2: JSON bodies that are not one object, or have no schema: one
+	// member sent whole.
+	for _, id := range []string{"no-schema", "array", "patch"} {
+		if tpl := at(got[id], "spec", "requestBody", "template"); tpl != "{body}" {
+			t.Errorf("%s: body %v, want {body}", id, at(got[id], "spec", "requestBody"))
+		}
+		if req, _ := at(got[id], "input", "required").([]any); len(req) == 0 || req[len(req)-1] != "body" {
+			t.Errorf("%s: required %v, want body", id, req)
+		}
+	}
+	if ty := at(got["array"], "input", "properties", "body", "type"); ty != "array" {
+		t.Errorf("array: body member of type %v", ty)
+	}
+	if n := res.Skipped[SkipBody]; n != 1 {
+		t.Errorf("%d skipped for their bodies (the bare string), want 1", n)
+	}
+	// 4: the media type is sent as the document names it.
+	for id, ct := range map[string]string{"patch": "application/json-patch+json", "merge": "application/merge-patch+json"} {
+		hs, _ := at(got[id], "spec", "headers").([]any)
+		found := false
+		for _, h := range hs {
+			found = found || at(h, "name") == "Content-Type" && at(h, "value") == ct
+		}
+		if !found {
+			t.Errorf("%s: headers %v, want Content-Type %s", id, hs, ct)
+		}
+	}
+	// 7, 10, 11: header inputs are not sent again in the body; the
+	// optional header is kept (sent only when given); the read-only id is
+	// no input.
+	tenant := got["tenant"]
+	if at(tenant, "spec", "requestBody", "template") != "{body}" || at(tenant, "input", "properties", "body", "properties", "id") != nil ||
+		at(tenant, "input", "properties", "x_trace") == nil {
+		t.Errorf("tenant: %v", tenant)
+	}
+	if req, _ := at(tenant, "input", "required").([]any); len(req) != 2 {
+		t.Errorf("tenant requires %v, want xero_tenant_id and body", req)
+	}
+	// 6, 8, 13: defaults the member refuses and a pattern Go cannot
+	// compile are dropped with a warning; oneOf is anyOf.
+	props := at(got["defaults"], "input", "properties")
+	if at(props, "size", "default") != nil || at(props, "sort", "default") != nil || at(props, "code", "pattern") != nil || at(props, "who", "anyOf") == nil {
+		t.Errorf("defaults: %v", props)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{"default 20 dropped", `default "up" dropped`, "pattern ^(?!x)[a-z]+$ dropped"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %q in\n%s", want, w)
+		}
+	}
+	// 11: a GET with a body sends it.
+	if at(got["search"], "spec", "requestBody", "kind") != "json-input" {
+		t.Errorf("search: %v", at(got["search"], "spec"))
+	}
+}
+
+// TestSwagger2Classes: a definition that does not decode costs only the
+// operations that use it; an array parameter without collectionFormat is
+// sent comma-joined (2.0's default); a JSON document with escapes a YAML
+// parser refuses is read as JSON.
+func TestSwagger2Classes(t *testing.T) {
+	doc := `{"swagger": "2.0", "info": {"title": "Two \ud83d\ude00", "version": "1.0"}, "host": "api.example.com", "schemes": ["https"],
+  "definitions": {"Broken": {"type": "object", "properties": [{"name": "x"}]}, "Uses": {"type": "object", "properties": {"b": {"$ref": "#/definitions/Broken"}}}},
+  "paths": {
+    "/list": {"get": {"operationId": "list", "parameters": [{"name": "ids", "in": "query", "type": "array", "items": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
+    "/bad": {"post": {"operationId": "bad", "parameters": [{"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Uses"}}], "responses": {"200": {"description": "ok"}}}}
+  }}`
+	res, err := Import([]byte(doc), Options{Prefix: "example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := imported(t, res)
+	if tpl := at(got["list"], "spec", "urlTemplate"); tpl != "https://api.example.com/list{?ids}" {
+		t.Errorf("list: %v, want ids comma-joined ({?ids}, not exploded)", tpl)
+	}
+	if got["bad"] != nil || res.Skipped[SkipBrokenComponent] != 1 {
+		t.Errorf("bad imported or not counted: %s", res.Summary())
+	}
+}
