@@ -50,6 +50,11 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 	if sch != nil {
 		object = in.objectMembers(sch, bprops, &breq, 0)
 	}
+	if object {
+		if err := im.bodyCredentials(method, path, op, bprops, &breq); err != nil {
+			return err
+		}
+	}
 	headerInputs := false
 	for _, h := range x.headers {
 		if strings.Contains(h.Value, "{") {
@@ -88,6 +93,31 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 	}
 	x.required = required
 	spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.JSONInput}
+	return nil
+}
+
+// bodyCredentialNames are body members that carry a credential: an API
+// that takes its key or its client's secret in the body.
+var bodyCredentialNames = map[string]bool{
+	"api_key": true, "apikey": true, "api-key": true, "x-api-key": true, "api_secret": true, "apisecret": true,
+	"client_secret": true, "clientsecret": true, "app_secret": true, "secret_key": true, "private_key": true,
+	"access_token": true, "auth_token": true, "oauth_token": true, "api_token": true, "apitoken": true,
+}
+
+// bodyCredentials keeps credentials out of the input: a tool takes its
+// credential from its authorization, and the format sends it in a header
+// only. A required one skips the operation; an optional one is left out.
+func (im *importer) bodyCredentials(method, path string, op *openapi3.Operation, props map[string]any, req *[]string) error {
+	for _, k := range sortedKeys(props) {
+		if !bodyCredentialNames[strings.ToLower(k)] {
+			continue
+		}
+		if slices.Contains(*req, k) {
+			return skipf(SkipCredential, "its body takes the credential %q, which a tool cannot send from a secret (only in a header)", k)
+		}
+		delete(props, k)
+		im.warn(method, path, op, fmt.Sprintf("body member %q left out: it carries a credential, which a tool takes from its authorization, never from the model's input", k))
+	}
 	return nil
 }
 
@@ -184,6 +214,10 @@ func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *op
 	bprops, _ := body["properties"].(map[string]any)
 	if len(bprops) == 0 {
 		return nil // an empty form (Stripe's deletes): no body is sent
+	}
+	breq, _ := body["required"].([]string)
+	if err := im.bodyCredentials(method, path, op, bprops, &breq); err != nil {
+		return err
 	}
 	var pairs []string
 	for _, k := range sortedKeys(bprops) {

@@ -57,6 +57,8 @@ func TestImportClasses(t *testing.T) {
       {"name": "code", "in": "query", "schema": {"type": "string", "pattern": "^(?!x)[a-z]+$"}},
       {"name": "who", "in": "query", "schema": {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["me"]}]}}],
       "responses": {"200": {"description": "ok"}}}},
+    "/token": {"post": {"operationId": "token", "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["client_secret"], "properties": {"client_secret": {"type": "string"}, "grant": {"type": "string"}}}}}}, "responses": {"200": {"description": "ok"}}}},
+    "/send": {"post": {"operationId": "send", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"api_key": {"type": "string"}, "to": {"type": "string"}}}}}}, "responses": {"200": {"description": "ok"}}}},
     "/search": {"get": {"operationId": "search", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"query": {"type": "object"}}}}}}, "responses": {"200": {"description": "ok"}}}}
   }}`
 	res, err := Import([]byte(doc), Options{Prefix: "example"})
@@ -71,8 +73,13 @@ func TestImportClasses(t *testing.T) {
 			t.Errorf("%s imported", id)
 		}
 	}
-	if n := res.Skipped[SkipCredential]; n != 2 {
-		t.Errorf("%d skipped for their credentials, want 2: %s", n, res.Summary())
+	// 5: a credential in the body: required, the operation is skipped;
+	// optional, it is left out of the input.
+	if n := res.Skipped[SkipCredential]; n != 3 || got["token"] != nil {
+		t.Errorf("%d skipped for their credentials, want 3 (token among them): %s", n, res.Summary())
+	}
+	if at(got["send"], "input", "properties", "api_key") != nil || at(got["send"], "input", "properties", "to") == nil {
+		t.Errorf("send: %v", at(got["send"], "input"))
 	}
 	if a := at(got["either"], "spec", "authorization", "kind"); a != "bearer" {
 		t.Errorf("either: authorization %v, want the bearer alternative", a)
