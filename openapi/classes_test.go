@@ -2,6 +2,9 @@ package openapi
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -161,5 +164,61 @@ func TestSwagger2Classes(t *testing.T) {
 	}
 	if got["bad"] != nil || res.Skipped[SkipBrokenComponent] != 1 {
 		t.Errorf("bad imported or not counted: %s", res.Summary())
+	}
+}
+
+// TestSharedFilesBesideTheDocument: schemas in a sibling folder
+// (../common/) are read with RefsRoot naming their parent, each file once
+// however many references name it, and a quoted scalar with a comment
+// right after it ('…'# note) is read as other YAML parsers read it.
+func TestSharedFilesBesideTheDocument(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "api"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "common"), 0o755)
+	var paths strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&paths, `
+  /things/%d:
+    post:
+      operationId: make%d
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: '../common/schemas.yaml#/Thing'}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '../common/schemas.yaml#/Thing'}`, i, i)
+	}
+	main := "openapi: 3.0.3\ninfo: {title: Shared, version: '1'}\nservers: [{url: 'https://api.example.com'}]\npaths:" + paths.String() + "\n"
+	os.WriteFile(filepath.Join(dir, "api", "main.yaml"), []byte(main), 0o644)
+	os.WriteFile(filepath.Join(dir, "common", "schemas.yaml"), []byte(`Thing:
+  type: object
+  description: 'A thing'# the shared one
+  properties:
+    name: {type: string}
+    part: {$ref: 'parts.yaml#/Part'}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "common", "parts.yaml"), []byte("Part: {type: object, properties: {size: {type: integer}}}\n"), 0o644)
+	path := filepath.Join(dir, "api", "main.yaml")
+	if _, err := Import([]byte(main), Options{Path: path, AllowExternalRefs: true}); err == nil || !strings.Contains(err.Error(), "--refs-root") {
+		t.Fatalf("a sibling folder without RefsRoot: %v", err)
+	}
+	reads := map[string]int{}
+	readFile = func(p string) ([]byte, error) { reads[filepath.Base(p)]++; return os.ReadFile(p) }
+	defer func() { readFile = os.ReadFile }()
+	res, err := Import([]byte(main), Options{Path: path, AllowExternalRefs: true, RefsRoot: dir})
+	if err != nil || len(res.Manifests) != 50 {
+		t.Fatalf("%v: %s %v", err, res.Summary(), res.Warnings)
+	}
+	if reads["schemas.yaml"] != 1 || reads["parts.yaml"] > 1 {
+		t.Errorf("reads %v, want each file once", reads)
+	}
+	var m struct{ Input map[string]any }
+	json.Unmarshal(res.Manifests[0].JSON, &m)
+	if b, _ := json.Marshal(m.Input); !strings.Contains(string(b), `"size"`) {
+		t.Errorf("input %s", b)
 	}
 }

@@ -40,6 +40,11 @@ type Options struct {
 	// the document's folder; without it such a document is refused,
 	// naming the reference.
 	AllowExternalRefs bool
+	// RefsRoot, with AllowExternalRefs, is the folder below which
+	// referenced files are read instead of the document's own: a
+	// description that keeps shared schemas in a sibling folder
+	// (../common/) names their common parent.
+	RefsRoot string
 }
 
 // Manifest is one generated tool.

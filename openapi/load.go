@@ -9,6 +9,7 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,18 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		location = &url.URL{Path: filepath.ToSlash(abs)}
 		root = filepath.Dir(abs)
 	}
+	allowed := root // where referenced files may be read from
+	if opts.RefsRoot != "" {
+		abs, err := filepath.Abs(opts.RefsRoot)
+		if err != nil {
+			return nil, err
+		}
+		allowed = abs
+	}
+	// Each file is read once: a shared file that many references name
+	// (hundreds of times in a big multi-file description) is not read,
+	// parsed and rewritten again for each.
+	cache := map[string][]byte{}
 	// Every read of another document passes here: refused unless allowed,
 	// and then only files below the document's folder.
 	// readBelow reads a file below the document's folder, and nothing else.
@@ -63,10 +76,20 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", u)
 		}
 		p := filepath.Clean(filepath.FromSlash(u.Path))
-		if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("%s: only files below the document's folder %s are read", u.Path, root)
+		if rel, err := filepath.Rel(allowed, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if opts.RefsRoot != "" {
+				return nil, fmt.Errorf("%s: only files below %s (--refs-root) are read", u.Path, allowed)
+			}
+			return nil, fmt.Errorf("%s: only files below the document's folder %s are read (--refs-root DIR allows a folder above it)", u.Path, root)
 		}
-		return os.ReadFile(p)
+		data, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if ext := strings.ToLower(filepath.Ext(p)); ext == ".yaml" || ext == ".yml" {
+			data = spaceBeforeComments(data)
+		}
+		return data, nil
 	}
 	// readIn is readBelow for a path relative to a folder.
 	readIn := func(dir string) func(rel string) ([]byte, error) {
@@ -74,15 +97,14 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			return readBelow(&url.URL{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(rel)))})
 		}
 	}
-	// Every read of another document passes here.
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+	// readFrom reads a referenced file and its "properties": {"$ref": …}
+	// read in, relative to that file (the files it brings in, hop by
+	// hop, at most 32 deep).
+	readFrom := func(u *url.URL) ([]byte, error) {
 		data, err := readBelow(u)
 		if err != nil || !bytes.Contains(data, []byte("properties")) {
 			return data, err
 		}
-		// "properties": {"$ref": …} in a file the loader reads: read in
-		// here, relative to that file (the files it brings in, hop by hop,
-		// at most 32 deep).
 		v, err := decodeYAML(data)
 		if err != nil {
 			return data, nil // the loader reports it
@@ -97,6 +119,18 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 			return data, err
 		}
 		return json.Marshal(v)
+	}
+	// Every read of another document passes here, once a file.
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		key := filepath.Clean(filepath.FromSlash(u.Path))
+		if data, ok := cache[key]; ok {
+			return data, nil
+		}
+		data, err := readFrom(u)
+		if err == nil {
+			cache[key] = data
+		}
+		return data, err
 	}
 	switch {
 	case head.Swagger != "":
@@ -205,6 +239,33 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 // decodeYAML decodes a document, JSON as JSON (a YAML parser refuses some
 // of what JSON allows: a \u escape of a surrogate pair, a tab in a
 // string), anything else as YAML.
+// readFile reads a referenced file (a test counts the reads).
+var readFile = os.ReadFile
+
+// quotedThenComment is a quoted scalar with a comment right after it
+// ('text'# note): YAML wants a space before the #, which the parsers
+// most descriptions are written with do not.
+var quotedThenComment = regexp.MustCompile(`('(?:[^'\n]|'')*'|"(?:[^"\\\n]|\\.)*")#`)
+
+// spaceBeforeComments puts the space YAML wants between a quoted scalar
+// and a comment right after it, in a file the YAML parser refuses (and
+// only then: in one it takes, the same bytes may be two quoted scalars
+// of a flow mapping, '#/a'}, {$ref: '#/b').
+func spaceBeforeComments(data []byte) []byte {
+	if !bytes.Contains(data, []byte("'#")) && !bytes.Contains(data, []byte(`"#`)) {
+		return data
+	}
+	var v any
+	if yaml.Unmarshal(data, &v) == nil {
+		return data
+	}
+	fixed := quotedThenComment.ReplaceAll(data, []byte("$1 #"))
+	if yaml.Unmarshal(fixed, &v) != nil {
+		return data // not that: the loader reports what is wrong
+	}
+	return fixed
+}
+
 func decodeYAML(data []byte) (any, error) {
 	var v any
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {

@@ -14,7 +14,7 @@ import (
 // importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
 // [--prefix P] [--server URL] [--env-name E].
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs]",
+	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs [--refs-root DIR]]",
 		`Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into manifests: printed as a JSON
 array, or one NAME.json per tool with --out. What could not be imported is a warning on stderr; the import ends with
 "N operations: M imported, K skipped (reasons: …)".`)
@@ -24,6 +24,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
 	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
 	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
+	refsRoot := fs.String("refs-root", "", "with --allow-external-refs: read referenced files below this folder instead (a description whose shared schemas sit in a sibling folder, ../common/)")
 	if len(args) > 0 && wantsHelp(args[:1]) {
 		fs.help(stdout)
 		return 0
@@ -46,7 +47,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "httptools import:", err)
 		return 2
 	}
-	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName, Path: pos[0], AllowExternalRefs: *external}
+	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName, Path: pos[0], AllowExternalRefs: *external, RefsRoot: *refsRoot}
 	if *ops != "" {
 		opts.Operations = strings.Split(*ops, ",")
 	}
