@@ -61,7 +61,15 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 			headerInputs = true
 		}
 	}
-	if !object || headerInputs || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
+	// A body member with a parameter's name: json-input would send the
+	// parameter's value (the URL's) instead of the member (or nothing).
+	clash := false
+	for k := range bprops {
+		if _, ok := props[k]; ok {
+			clash = true
+		}
+	}
+	if !object || headerInputs || clash || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
 		var whole map[string]any
 		if object && len(sch.AnyOf) == 0 && len(sch.OneOf) == 0 {
 			// One object, its allOf merged: easier to fill than the parts.

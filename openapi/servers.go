@@ -69,15 +69,25 @@ func (im *importer) serverFor(base server, item *openapi3.PathItem, op *openapi3
 	if im.opts.Server != "" {
 		return base, nil
 	}
-	if op.Servers != nil && len(*op.Servers) > 0 {
-		if s, ok := absServer(*op.Servers); ok {
+	// The operation's own servers, else its path's: when they are given
+	// and none is one a tool can name (a variable with no default, "https://{your-agent-url}"),
+	// the operation is served elsewhere than the document's base, and its
+	// tool would send to the wrong host.
+	for _, own := range []openapi3.Servers{derefServers(op.Servers), item.Servers} {
+		if len(own) == 0 {
+			continue
+		}
+		if s, ok := absServer(own); ok {
 			return s, nil
 		}
-	}
-	if len(item.Servers) > 0 {
-		if s, ok := absServer(item.Servers); ok {
-			return s, nil
-		}
+		return server{}, skipf(SkipServer, "its server %s is not an absolute http(s) URL a tool can name (a variable without a default?): import it alone with --server", own[0].URL)
 	}
 	return base, nil
+}
+
+func derefServers(s *openapi3.Servers) openapi3.Servers {
+	if s == nil {
+		return nil
+	}
+	return *s
 }

@@ -22,6 +22,9 @@ const (
 	// send: two credentials at once, an API key in the query or a cookie,
 	// a scheme of another kind.
 	SkipCredential SkipReason = "credentials a tool cannot send"
+	// SkipServer: the operation's own server is not a URL a tool can
+	// name (a variable without a default).
+	SkipServer SkipReason = "a server a tool cannot name"
 	// SkipAnswer: a binary answer; a tool returns JSON or text.
 	SkipAnswer SkipReason = "a binary answer"
 	// SkipBrokenComponent: the operation uses a component of the document

@@ -14,7 +14,7 @@ import (
 // importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
 // [--prefix P] [--server URL] [--env-name E].
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs [--refs-root DIR]]",
+	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs [--refs-root DIR]] [--check]",
 		`Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into manifests: printed as a JSON
 array, or one NAME.json per tool with --out. What could not be imported is a warning on stderr; the import ends with
 "N operations: M imported, K skipped (reasons: …)".`)
@@ -24,6 +24,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
 	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
 	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
+	check := fs.Bool("check", false, "compare every imported tool with its operation without sending anything (method, server, path, parameters in their places and styles, body, credentials), printing each finding and the count by class; exit 1 if any")
 	refsRoot := fs.String("refs-root", "", "with --allow-external-refs: read referenced files below this folder instead (a description whose shared schemas sit in a sibling folder, ../common/)")
 	if len(args) > 0 && wantsHelp(args[:1]) {
 		fs.help(stdout)
@@ -60,6 +61,19 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	fmt.Fprintln(stderr, res.Summary())
+	flagged := false
+	if *check {
+		rep, err := openapi.Check(src, opts, res.Manifests)
+		if err != nil {
+			fmt.Fprintln(stderr, "httptools import: --check:", err)
+			return 1
+		}
+		for _, f := range rep.Findings {
+			fmt.Fprintf(stderr, "check: %s: %s: %s\n", f.Tool, f.Class, f.Detail)
+		}
+		fmt.Fprintln(stderr, "check:", strings.ReplaceAll(rep.String(), "\n", "; "))
+		flagged = rep.Flagged > 0
+	}
 	if len(res.Manifests) == 0 {
 		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
 		return 1
@@ -75,7 +89,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		}
 		b.WriteString("\n]\n")
 		stdout.Write(b.Bytes())
-		return 0
+		return exitFlagged(flagged)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintln(stderr, "httptools import:", err)
@@ -88,6 +102,15 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 			return 1
 		}
 		fmt.Fprintln(stdout, p)
+	}
+	return exitFlagged(flagged)
+}
+
+// exitFlagged is import's exit code: 1 when --check flagged a tool (the
+// manifests are written all the same, to look at).
+func exitFlagged(flagged bool) int {
+	if flagged {
+		return 1
 	}
 	return 0
 }
