@@ -117,7 +117,9 @@ type ownTimeout struct {
 	what string
 }
 
-func (o *ownTimeout) Error() string { return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds()) }
+func (o *ownTimeout) Error() string {
+	return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds())
+}
 
 // Handle calls the remote tool with the call's input.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {

@@ -3,13 +3,13 @@ package openapi
 import (
 	"encoding/json"
 	"flag"
-	"maps"
-	"slices"
 	"fmt"
 	"go.yaml.in/yaml/v4"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
