@@ -551,13 +551,18 @@ func sample(s *openapi3.Schema, depth int) any {
 	case "boolean":
 		return true
 	case "array":
-		n := max(int(s.MinItems), 1)
+		// Two values where two may be sent: one would read the same in
+		// every style (a list joined by commas, or repeated).
+		n := max(int(s.MinItems), 2)
+		if s.MaxItems != nil && int(*s.MaxItems) < n {
+			n = max(int(*s.MaxItems), 1)
+		}
 		out := make([]any, n)
 		for i := range out {
-			out[i] = sample(schemaOf(s.Items), depth+1)
+			out[i] = nth(sample(schemaOf(s.Items), depth+1), schemaOf(s.Items), i)
 		}
-		if n > 1 && s.UniqueItems {
-			return out[:1]
+		if n > 1 && jsonText(out[0]) == jsonText(out[1]) && s.MinItems <= 1 {
+			return out[:1] // no second value of its own (uniqueItems would refuse it)
 		}
 		return out
 	case "object":
@@ -581,6 +586,30 @@ func sample(s *openapi3.Schema, depth int) any {
 		n = max(int(*s.MaxLength), 1)
 	}
 	return strings.Repeat("v", n)
+}
+
+// nth makes the i-th item of a sample list differ from the others where
+// its schema lets it: another enum value, another number, another word.
+func nth(v any, s *openapi3.Schema, i int) any {
+	if i == 0 {
+		return v
+	}
+	if s != nil && len(s.Enum) > 0 {
+		return s.Enum[i%len(s.Enum)]
+	}
+	switch x := v.(type) {
+	case string:
+		if s == nil || s.Format == "" && s.Pattern == "" && (s.MaxLength == nil || len(x)+1 <= int(*s.MaxLength)) {
+			return x + strings.Repeat("w", i)
+		}
+	case int:
+		return x + i
+	case int64:
+		return x + int64(i)
+	case float64:
+		return x + float64(i)
+	}
+	return v
 }
 
 // collect gathers the members of s and its allOf parts, and the names any

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,4 +51,82 @@ func excerpts(t *testing.T) map[string]Options {
 	out["digitalocean"] = Options{Path: filepath.Join("testdata", "digitalocean", "DigitalOcean-public.v2.yaml"), AllowExternalRefs: true}
 	out["docker-engine-2.0"] = Options{Path: filepath.Join("testdata", "docker-engine-2.0.yaml"), Server: "http://localhost:2375"}
 	return out
+}
+
+// TestCheckerFindsEachClass: the checker is a test that can fail. One
+// right tool, then that tool with one mistake a class, each of which the
+// checker must flag with its class (and only the right one passes).
+func TestCheckerFindsEachClass(t *testing.T) {
+	doc := []byte(`openapi: 3.0.3
+info: {title: Mut, version: '1'}
+servers: [{url: 'https://api.example.com/v1'}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-Key}
+security: [{key: []}]
+paths:
+  /items/{id}:
+    post:
+      operationId: make
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+        - {name: X-Tenant, in: header, required: true, schema: {type: string}}
+        - {name: tags, in: query, explode: false, schema: {type: array, items: {type: string}}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, required: [name], properties: {name: {type: string}}}
+      responses: {"200": {description: ok}}
+`)
+	res, err := Import(doc, Options{Prefix: "example"})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %v", err, res)
+	}
+	right := res.Manifests[0]
+	if rep, err := Check(doc, Options{}, []Manifest{right}); err != nil || rep.Flagged != 0 {
+		t.Fatalf("the right tool is flagged: %v %v", err, rep.Findings)
+	}
+	spec := func(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
+	for class, mutate := range map[string]func(m map[string]any){
+		ClassMethod: func(m map[string]any) { spec(m)["method"] = "PUT" },
+		ClassServer: func(m map[string]any) {
+			spec(m)["urlTemplate"] = "https://other.example.com/v1/items/{id}{?tags}"
+			m["network"] = map[string]any{"kind": "allowlist", "hosts": []any{"other.example.com"}}
+		},
+		ClassPath:  func(m map[string]any) { spec(m)["urlTemplate"] = "https://api.example.com/v1/item/{id}{?tags}" },
+		ClassQuery: func(m map[string]any) { spec(m)["urlTemplate"] = "https://api.example.com/v1/items/{id}{?tags*}" },
+		ClassHeader: func(m map[string]any) {
+			spec(m)["headers"] = []any{map[string]any{"name": "X-Tenant-Id", "value": "{x_tenant}"}, map[string]any{"name": "Content-Type", "value": "application/json"}}
+		},
+		ClassMediaType: func(m map[string]any) {
+			spec(m)["headers"] = []any{map[string]any{"name": "X-Tenant", "value": "{x_tenant}"}, map[string]any{"name": "Content-Type", "value": "text/plain"}}
+		},
+		ClassBodyLeak: func(m map[string]any) {
+			// As the importer had it: the body's members beside a header
+			// input, sent by json-input, which sends the header's too.
+			in := m["input"].(map[string]any)
+			props := in["properties"].(map[string]any)
+			delete(props, "body")
+			props["name"] = map[string]any{"type": "string"}
+			in["required"] = []any{"id", "x_tenant", "name"}
+			spec(m)["requestBody"] = map[string]any{"kind": "json-input"}
+		},
+		ClassCredentials: func(m map[string]any) { delete(spec(m), "authorization") },
+		ClassRefuses: func(m map[string]any) {
+			m["input"].(map[string]any)["properties"].(map[string]any)["id"] = map[string]any{"type": "integer"}
+		},
+	} {
+		var m map[string]any
+		json.Unmarshal(right.JSON, &m)
+		mutate(m)
+		b, _ := json.Marshal(m)
+		rep, err := Check(doc, Options{}, []Manifest{{ID: right.ID, JSON: b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ByClass[class] != 1 {
+			t.Errorf("%s: not flagged: %v", class, rep.Findings)
+		}
+	}
 }
