@@ -235,7 +235,10 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			for k, v := range obj {
 				if _, isInput := inProps.Properties[k]; isInput {
 					input[k] = v
-				} else if !bodyCredentialNames[strings.ToLower(k)] {
+				} else if !bodyCredentialNames[strings.ToLower(k)] && (bodyRequired(mt, k) || !strings.ContainsAny(k, ".{}&=")) {
+					// An optional member whose name no placeholder can
+					// spell (Twilio's Parameter1.Name) is left out with a
+					// warning: the tool cannot set it, and sends the rest.
 					flag(ClassBody, "body member %q is not an input of the tool", k)
 				}
 			}
@@ -610,6 +613,13 @@ func nth(v any, s *openapi3.Schema, i int) any {
 		return x + float64(i)
 	}
 	return v
+}
+
+// bodyRequired says the body of mt requires member k.
+func bodyRequired(mt *openapi3.MediaType, k string) bool {
+	props, req := map[string]*openapi3.Schema{}, []string{}
+	collect(schemaOf(mt.Schema), props, &req, 0)
+	return slices.Contains(req, k)
 }
 
 // collect gathers the members of s and its allOf parts, and the names any

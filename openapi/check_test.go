@@ -26,6 +26,9 @@ func TestCheckerOverExcerpts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		if strings.HasPrefix(name, "classes/") && len(res.Manifests) != res.Operations {
+			t.Errorf("%s: %s: every operation of a class excerpt imports", name, res.Summary())
+		}
 		total += rep.Tools
 		flagged += rep.Flagged
 		for _, f := range rep.Findings {
@@ -47,6 +50,12 @@ func excerpts(t *testing.T) map[string]Options {
 			continue
 		}
 		out[strings.TrimSuffix(strings.TrimSuffix(n, ".json"), ".yaml")] = Options{Path: filepath.Join("testdata", n)}
+	}
+	classes, _ := os.ReadDir(filepath.Join("testdata", "classes"))
+	for _, e := range classes {
+		if n := e.Name(); strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") {
+			out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n)}
+		}
 	}
 	out["digitalocean"] = Options{Path: filepath.Join("testdata", "digitalocean", "DigitalOcean-public.v2.yaml"), AllowExternalRefs: true}
 	out["docker-engine-2.0"] = Options{Path: filepath.Join("testdata", "docker-engine-2.0.yaml"), Server: "http://localhost:2375"}

@@ -54,6 +54,7 @@ func csvArrays(doc map[string]any) {
 // too), noting each operation in skips. One bad schema costs its
 // operations, not the document.
 func repair2(doc map[string]any, skips *[]skip) {
+	loosenTupleItems(doc)
 	var bad []string // "#/definitions/x" and the like
 	for _, g := range []struct {
 		key    string
@@ -121,6 +122,27 @@ func repair2(doc map[string]any, skips *[]skip) {
 					skipOperation(item, p, m, fmt.Sprintf("%s (it does not decode)", ref[2:]), skips)
 				}
 			}
+		}
+	}
+}
+
+// loosenTupleItems replaces an items given as a list (Slack's way of
+// writing "one of these", which 2.0 has no word for) by an items that
+// accepts any value: the schema then decodes, and the operations that use
+// it import, their member checked by the API instead.
+func loosenTupleItems(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if _, list := e.([]any); list && k == "items" {
+				x[k] = map[string]any{}
+				continue
+			}
+			loosenTupleItems(e)
+		}
+	case []any:
+		for _, e := range x {
+			loosenTupleItems(e)
 		}
 	}
 }
