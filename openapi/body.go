@@ -116,6 +116,12 @@ var bodyCredentialNames = map[string]bool{
 // credential from its authorization, and the format sends it in a header
 // only. A required one skips the operation; an optional one is left out.
 func (im *importer) bodyCredentials(method, path string, op *openapi3.Operation, props map[string]any, req *[]string) error {
+	if im.headerCredential(op) {
+		// The API's credential travels in a header: an api_key in the
+		// body is data (a key the call stores, DigitalOcean's
+		// genai_create_openai_api_key), the model's to give.
+		return nil
+	}
 	for _, k := range sortedKeys(props) {
 		if !bodyCredentialNames[strings.ToLower(k)] {
 			continue

@@ -222,3 +222,42 @@ func TestSharedFilesBesideTheDocument(t *testing.T) {
 		t.Errorf("input %s", b)
 	}
 }
+
+// TestRealExcerptsShowTheClasses: the trims of real descriptions in
+// testdata/classes, each imported as the API expects (their sources in
+// its README).
+func TestRealExcerptsShowTheClasses(t *testing.T) {
+	load := func(name string) *Result {
+		t.Helper()
+		p := filepath.Join("testdata", "classes", name)
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(src, Options{Path: p})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	// Slack: items written as a list no longer refuse the document.
+	if res := load("slack-web-items-list.json"); len(res.Manifests) != 3 {
+		t.Errorf("slack: %s", res.Summary())
+	}
+	// Twilio: a JSON document with surrogate-pair escapes reads as JSON.
+	if res := load("twilio-2010-escapes.json"); len(res.Manifests) != 2 {
+		t.Errorf("twilio: %s", res.Summary())
+	}
+	// Xero: the tenant header is not sent again in the body; the string
+	// default "false" of a boolean is dropped, not refused at every call.
+	res := load("xero-accounting-tenant-header.yaml")
+	got := imported(t, res)
+	for id, m := range got {
+		if at(m, "spec", "requestBody", "template") != "{body}" || at(m, "input", "properties", "xero_tenant_id") == nil {
+			t.Errorf("%s: body %v", id, at(m, "spec", "requestBody"))
+		}
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, `input: default "false" dropped: it is a string, the member a boolean`) {
+		t.Errorf("xero: no warning of the dropped default:\n%s", w)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -341,8 +342,8 @@ func badDefault(s *openapi3.Schema) string {
 		kind = "string"
 	case float64:
 		kind = "number"
-		if v == float64(int64(v)) {
-			kind = "integer"
+		if v == math.Trunc(v) && !math.IsInf(v, 0) {
+			kind = "integer" // 9223372036854775807 too, which int64(v) would overflow
 		}
 	case int, int64:
 		kind = "integer"

@@ -97,3 +97,29 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 	}
 	return nil
 }
+
+// headerCredential says the operation's security has an alternative a
+// tool sends in a header (one scheme: a bearer, a header key, OAuth,
+// basic).
+func (im *importer) headerCredential(op *openapi3.Operation) bool {
+	reqs := im.doc.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	for _, req := range reqs {
+		if len(req) != 1 || im.doc.Components == nil {
+			continue
+		}
+		for name := range req {
+			ref := im.doc.Components.SecuritySchemes[name]
+			if ref == nil || ref.Value == nil {
+				continue
+			}
+			s := ref.Value
+			if s.Type == "http" || s.Type == "oauth2" || s.Type == "openIdConnect" || s.Type == "apiKey" && s.In == "header" {
+				return true
+			}
+		}
+	}
+	return false
+}
