@@ -192,3 +192,40 @@ func TestStripeDeepObjectQueryOnTheWire(t *testing.T) {
 		t.Errorf("path %s", u.Path)
 	}
 }
+
+// TestWholeBodyOnTheWire: the Xero tool sends its tenant header once, in
+// the header, and the body member exactly as given, as JSON.
+func TestWholeBodyOnTheWire(t *testing.T) {
+	up := toolstest.NewUpstream()
+	defer up.Close()
+	up.Script(toolstest.Response{Status: 200, JSON: json.RawMessage(`{}`)})
+	src, err := os.ReadFile("testdata/classes/xero-accounting-tenant-header.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(src, openapi.Options{Operations: []string{"createContacts"}})
+	if err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("%v %v", err, res)
+	}
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(up.Client()))
+	tool, err := (&synth.Loader{Registry: reg}).Load(res.Manifests[0].JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"Contacts":[{"Name":"Ann","EmailAddress":"ann@example.com"}]}`
+	cc := synth.CallContext{Connections: tokenSource{}, Person: "p"}
+	if _, err := tool.Invoke(context.Background(), cc, json.RawMessage(`{"xero_tenant_id":"T-1","body":`+body+`}`), synth.InvokeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := up.Requests()[0]
+	if r.Header.Get("Xero-Tenant-Id") != "T-1" || r.Header.Get("Content-Type") != "application/json" || string(r.Body) != body {
+		t.Errorf("sent %s %s %v %s", r.Method, r.URL, r.Header, r.Body)
+	}
+}
+
+type tokenSource struct{}
+
+func (tokenSource) AccessToken(context.Context, synth.ConnectionRequest) (string, error) {
+	return "tok", nil
+}
