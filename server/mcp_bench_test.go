@@ -24,6 +24,12 @@ import (
 // benchServer is a service with n generated tools on one local upstream,
 // and an admin key.
 func benchServer(b *testing.B, n int) (base, key string) {
+	_, base, key = benchService(b, n)
+	return base, key
+}
+
+// benchService is benchServer with its *Server.
+func benchService(b *testing.B, n int) (srv *Server, base, key string) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true,"id":"x"}`)
@@ -47,7 +53,7 @@ func benchServer(b *testing.B, n int) (base, key string) {
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
 	key, _, _ = store.CreateAPIKey(context.Background(), "t", auth.RoleAdmin, "")
-	return hs.URL, key
+	return srv, hs.URL, key
 }
 
 func mcpPost(b *testing.B, client *http.Client, base, key, body string) {
@@ -102,5 +108,25 @@ func BenchmarkMCPToolsList1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	}
+}
+
+// BenchmarkMCPToolsList: the first page of tools/list at 10, 1000 and
+// 5000 tools, answered by the fast path (its pages encoded once) and by
+// the SDK alone, in one run.
+func BenchmarkMCPToolsList(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000} {
+		srv, base, key := benchService(b, n)
+		client := &http.Client{}
+		for _, way := range []string{"fast", "sdk"} {
+			b.Run(fmt.Sprintf("%d/%s", n, way), func(b *testing.B) {
+				srv.noFastPath.Store(way == "sdk")
+				defer srv.noFastPath.Store(false)
+				b.ReportAllocs()
+				for b.Loop() {
+					mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+				}
+			})
+		}
 	}
 }

@@ -65,11 +65,17 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		}
 		return ok
 	})
-	if !ok || !version || method.Type != gjson.String || method.Str != "tools/call" || !params.IsObject() {
+	if !ok || !version || method.Type != gjson.String {
 		return false
 	}
 	idJSON, ok := rpcID(id)
 	if !ok {
+		return false
+	}
+	if method.Str == "tools/list" {
+		return s.serveMCPList(w, r, idJSON, params)
+	}
+	if method.Str != "tools/call" || !params.IsObject() {
 		return false
 	}
 	var name, args gjson.Result

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // TestMCPFastPathAgreesWithTheSDK sends every request twice, once answered
@@ -109,7 +113,13 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"unknown protocol", call("29", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", "1999-01-01"), false},
 		{"accept json only", call("30", "t.echo", `{"id":"7"}`), with("Accept", "application/json"), false},
 		{"form content type", call("31", "t.echo", `{"id":"7"}`), with("Content-Type", "text/plain"), false},
-		{"tools/list", `{"jsonrpc":"2.0","id":32,"method":"tools/list"}`, std, false},
+		{"tools/list", `{"jsonrpc":"2.0","id":32,"method":"tools/list"}`, std, true},
+		{"tools/list, empty params", `{"jsonrpc":"2.0","id":33,"method":"tools/list","params":{}}`, std, true},
+		{"tools/list, a cursor past one", `{"jsonrpc":"2.0","id":34,"method":"tools/list","params":{"cursor":"` + encodeCursor("t.list") + `"}}`, std, true},
+		{"tools/list, a cursor past all", `{"jsonrpc":"2.0","id":35,"method":"tools/list","params":{"cursor":"` + encodeCursor("zzz") + `"}}`, std, true},
+		{"tools/list, a bad cursor", `{"jsonrpc":"2.0","id":36,"method":"tools/list","params":{"cursor":"!!"}}`, std, false},
+		{"tools/list, meta", `{"jsonrpc":"2.0","id":37,"method":"tools/list","params":{"_meta":{}}}`, std, false},
+		{"tools/list, newer protocol", `{"jsonrpc":"2.0","id":38,"method":"tools/list"}`, with("MCP-Protocol-Version", "2026-07-28"), false},
 		{"not json", `{"jsonrpc":"2.0",`, std, false},
 	}
 	send := func(body string, headers map[string]string) (int, string, string, any) {
@@ -198,4 +208,82 @@ func FuzzMCPFastPath(f *testing.F) {
 			t.Errorf("body %q\nfast: %d %s %s\nSDK:  %d %s %s", body, fs, fct, fb, ss, sct, sb)
 		}
 	})
+}
+
+// TestMCPListPagesAgreeWithTheSDK: 1,500 tools make two pages; each page,
+// fetched by the fast path and by the SDK with the cursor the first gave,
+// is the same, and a policy that hides some tools hides the same ones from
+// both (after paging, as mcpPolicy filters the SDK's pages).
+func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Policies = c.Store.(PolicyStore); c.PolicyTTL = 100 * time.Millisecond })
+	dir := r.srv.cfg.ToolsDir
+	for i := range 1500 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("g%04d.json", i)), []byte(fmt.Sprintf(`{"id":"gen.tool-%04d","description":"Generated %d.","version":"1.0.0","mutating":%v,
+			"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"https://api.example.com/%d"}}`, i, i, i%3 == 0, i)), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	list := func(cursor string, sdk bool) map[string]any {
+		r.srv.noFastPath.Store(sdk)
+		defer r.srv.noFastPath.Store(false)
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		if cursor != "" {
+			body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`
+		}
+		req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+r.keyA)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		return v
+	}
+	// A cursor is gob's encoding of the last name, whose type numbers are
+	// the process's: the two paths' cursors differ in bytes, and each
+	// reads the other's.
+	strip := func(v map[string]any) (map[string]any, string) {
+		res, _ := v["result"].(map[string]any)
+		next, _ := res["nextCursor"].(string)
+		delete(res, "nextCursor")
+		return v, next
+	}
+	check := func(what string) {
+		cursor := ""
+		for page := 1; page <= 3; page++ {
+			fast, fnext := strip(list(cursor, false))
+			sdk, snext := strip(list(cursor, true))
+			if !reflect.DeepEqual(unmark(fast), unmark(sdk)) || (fnext == "") != (snext == "") {
+				t.Fatalf("%s, page %d differs (%v)", what, page, sdk["error"])
+			}
+			if fnext != "" {
+				if a, ok := decodeCursor(snext); !ok || encodeCursor(a) != fnext {
+					t.Fatalf("%s, page %d: cursors %q and %q name different places", what, page, fnext, snext)
+				}
+			}
+			res, _ := fast["result"].(map[string]any)
+			tools, _ := res["tools"].([]any)
+			t.Logf("%s, page %d: %d tools", what, page, len(tools))
+			if fnext == "" {
+				return
+			}
+			cursor = fnext // the SDK reads the fast path's cursor
+		}
+	}
+	check("no policy")
+	// Hide the mutating ones from everyone in the tenant.
+	if st := r.do(t, r.keyA, "PUT", "/v1/policy", `{"rules":[{"name":"reads","effect":"deny","tools":{"mutating":true}}]}`); st.status != 200 {
+		t.Fatalf("policy: %d %s", st.status, st.raw)
+	}
+	testkit.WaitFor(t, "the policy", func() bool {
+		res, _ := list("", false)["result"].(map[string]any)
+		tools, _ := res["tools"].([]any)
+		return len(tools) < 1000
+	})
+	check("mutating hidden")
 }

@@ -129,7 +129,8 @@ type Server struct {
 	failures      failureBuckets // failed authentications per client address
 	draining      atomic.Bool    // stopping: /readyz answers 503
 	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
-	fastCalls     atomic.Int64   // tools/call answered by the fast path
+	fastCalls     atomic.Int64   // tools/call and tools/list answered by the fast path
+	lists         listCache      // tools/list pages, encoded once per tool set and view
 	policies      policyCache
 }
 

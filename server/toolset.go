@@ -30,6 +30,9 @@ type Toolset struct {
 	mcpToolsOnce sync.Once
 	mcpTools     map[string]MCPTool // each tool's MCP view, built on first use
 
+	mcpJSONOnce sync.Once
+	mcpJSON     map[string][]byte // each tool's JSON in tools/list, encoded on first use
+
 	factsOnce sync.Once
 	facts     map[string]policy.Tool // what a policy selects each tool by, built on first use
 }

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/gob"
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// tools/list on the fast path. An MCP client lists on every connect, and
+// a catalogue of a thousand tools (one imported API) is ordinary: the SDK
+// answers each list by encoding every tool again. serveMCPList answers a
+// stateless tools/list as the SDK does — the same pages (sorted by name,
+// mcp.DefaultPageSize a page, the SDK's cursors), each filtered by the
+// caller's policy after paging, as mcpPolicy filters the SDK's — from
+// bytes encoded once: each tool's JSON once per tool set, and each page
+// once per tool set, cursor and policy view (which tools of the page the
+// caller may see).
+
+// listPageSize is the SDK server's page size (its default).
+const listPageSize = mcp.DefaultPageSize
+
+// pageToken is the SDK's cursor: its field and type names are what gob
+// encodes, so the cursors are the SDK's own.
+type pageToken struct {
+	LastUID string
+}
+
+func encodeCursor(uid string) string {
+	var buf bytes.Buffer
+	gob.NewEncoder(&buf).Encode(pageToken{LastUID: uid})
+	return base64.URLEncoding.EncodeToString(buf.Bytes())
+}
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.URLEncoding.DecodeString(c)
+	if err != nil {
+		return "", false
+	}
+	var t pageToken
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(&t) != nil {
+		return "", false
+	}
+	return t.LastUID, true
+}
+
+// listKey is a page as one caller sees it.
+type listKey struct {
+	ts     *Toolset
+	cursor string
+	view   uint64 // which tools of the page the caller sees
+}
+
+// listCache holds encoded pages: bounded, emptied when full (a new tool
+// set makes the old pages unreachable anyway).
+type listCache struct {
+	mu    sync.Mutex
+	pages map[listKey][]byte
+}
+
+const maxListPages = 256
+
+func (c *listCache) get(k listKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.pages[k]
+	return b, ok
+}
+
+func (c *listCache) put(k listKey, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pages == nil || len(c.pages) >= maxListPages {
+		c.pages = make(map[listKey][]byte)
+	}
+	c.pages[k] = b
+}
+
+// mcpToolJSON is the JSON of a tool as tools/list shows it, encoded once
+// per tool set.
+func (ts *Toolset) mcpToolJSON(id string) []byte {
+	ts.mcpJSONOnce.Do(func() {
+		ts.mcpJSON = make(map[string][]byte, len(ts.ids))
+		for _, tid := range ts.ids {
+			b, err := json.Marshal(ts.mcpTool(tid).Tool)
+			if err != nil {
+				continue
+			}
+			ts.mcpJSON[tid] = b
+		}
+	})
+	return ts.mcpJSON[id]
+}
+
+// serveMCPList answers a stateless tools/list (params absent, or only a
+// cursor) and reports true, or leaves it to the SDK.
+func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []byte, params gjson.Result) bool {
+	cursor := ""
+	if params.Exists() {
+		if !params.IsObject() {
+			return false
+		}
+		ok := true
+		params.ForEach(func(k, v gjson.Result) bool {
+			if k.String() != "cursor" || v.Type != gjson.String {
+				ok = false
+			}
+			cursor = v.Str
+			return ok
+		})
+		if !ok {
+			return false
+		}
+	}
+	after := ""
+	if cursor != "" {
+		var ok bool
+		if after, ok = decodeCursor(cursor); !ok {
+			return false // the SDK's invalid-params error
+		}
+	}
+	ctx := r.Context()
+	tenant, person := mcpCaller(ctx, r.Header)
+	g, err := s.gateFor(ctx, tenant, identity(ctx), person)
+	if err != nil {
+		return false
+	}
+	ts := s.Tools()
+	ids := ts.ids // sorted, as the SDK sorts its tools
+	start, _ := slices.BinarySearch(ids, after)
+	if after != "" && start < len(ids) && ids[start] == after {
+		start++
+	}
+	page := ids[start:]
+	next := ""
+	if len(page) > listPageSize {
+		page = page[:listPageSize]
+		next = encodeCursor(page[len(page)-1])
+	}
+	// The caller's view of the page: which of its tools the policy shows.
+	seen := make([]bool, len(page))
+	h := fnv.New64a()
+	var bit [1]byte
+	for i, id := range page {
+		seen[i] = g.decide(ts.tools[id]).Allow
+		if seen[i] {
+			bit[0] = 1
+		} else {
+			bit[0] = 0
+		}
+		h.Write(bit[:])
+	}
+	key := listKey{ts: ts, cursor: cursor, view: h.Sum64()}
+	result, ok := s.lists.get(key)
+	if !ok {
+		var b bytes.Buffer
+		// As the SDK writes a list result of these protocol versions: its
+		// cache hint (ttlMs 0, public) beside the page.
+		b.WriteString(`{"ttlMs":0,"cacheScope":"public","tools":[`)
+		n := 0
+		for i, id := range page {
+			if !seen[i] {
+				continue
+			}
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(ts.mcpToolJSON(id))
+			n++
+		}
+		b.WriteByte(']')
+		if next != "" {
+			b.WriteString(`,"nextCursor":`)
+			b.WriteString(strconv.Quote(next))
+		}
+		b.WriteByte('}')
+		result = b.Bytes()
+		s.lists.put(key, result)
+	}
+	// The page is written as it is cached, never copied: only the
+	// envelope around it is the request's.
+	head := make([]byte, 0, 40+len(idJSON))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, idJSON...)
+	head = append(head, `,"result":`...)
+	const tail = "}\n"
+	hd := w.Header()
+	hd["Cache-Control"] = noCache
+	hd["Content-Type"] = jsonType
+	hd.Set("Content-Length", strconv.Itoa(len(head)+len(result)+len(tail)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(head)
+	w.Write(result)
+	io.WriteString(w, tail)
+	s.fastCalls.Add(1)
+	return true
+}
