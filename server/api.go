@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -122,14 +124,34 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, err)
 		return
 	}
+	// The answer is encoded once per tool set and policy view (which
+	// tools the caller sees), as tools/list's pages are.
 	ts := s.Tools()
-	out := make([]json.RawMessage, 0, len(ts.ids))
-	for _, id := range ts.ids {
-		if g.decide(ts.tools[id]).Allow {
-			out = append(out, ts.raw[id])
+	seen, digest := viewOf(g, ts, ts.ids)
+	key := listKey{ts: ts, cursor: "GET /v1/tools", view: digest}
+	body, ok := s.lists.get(key)
+	if !ok {
+		out := make([]json.RawMessage, 0, len(ts.ids))
+		for i, id := range ts.ids {
+			if seen[i] {
+				out = append(out, ts.raw[id])
+			}
 		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b) // as writeJSON encodes: no HTML escaping, a newline
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]any{"tools": out}); err != nil {
+			writeFailure(w, err)
+			return
+		}
+		body = b.Bytes()
+		s.lists.put(key, body)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
+	hd := w.Header()
+	hd["Content-Type"] = jsonType
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
 }
 
 func (s *Server) getTool(w http.ResponseWriter, r *http.Request) {

@@ -53,6 +53,23 @@ func decodeCursor(c string) (string, bool) {
 	return t.LastUID, true
 }
 
+// viewOf is which of ids the gate shows the caller, and a digest of that:
+// callers with the same view share the encoded answer.
+func viewOf(g *gate, ts *Toolset, ids []string) ([]bool, uint64) {
+	seen := make([]bool, len(ids))
+	h := fnv.New64a()
+	var bit [1]byte
+	for i, id := range ids {
+		seen[i] = g.decide(ts.tools[id]).Allow
+		bit[0] = 0
+		if seen[i] {
+			bit[0] = 1
+		}
+		h.Write(bit[:])
+	}
+	return seen, h.Sum64()
+}
+
 // listKey is a page as one caller sees it.
 type listKey struct {
 	ts     *Toolset
@@ -146,20 +163,8 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []b
 		page = page[:listPageSize]
 		next = encodeCursor(page[len(page)-1])
 	}
-	// The caller's view of the page: which of its tools the policy shows.
-	seen := make([]bool, len(page))
-	h := fnv.New64a()
-	var bit [1]byte
-	for i, id := range page {
-		seen[i] = g.decide(ts.tools[id]).Allow
-		if seen[i] {
-			bit[0] = 1
-		} else {
-			bit[0] = 0
-		}
-		h.Write(bit[:])
-	}
-	key := listKey{ts: ts, cursor: cursor, view: h.Sum64()}
+	seen, digest := viewOf(g, ts, page)
+	key := listKey{ts: ts, cursor: cursor, view: digest}
 	result, ok := s.lists.get(key)
 	if !ok {
 		var b bytes.Buffer
