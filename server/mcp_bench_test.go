@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/httptools/httptools/auth"
@@ -128,5 +129,28 @@ func BenchmarkMCPToolsList(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkRESTToolsList: GET /v1/tools at 10, 1000 and 5000 tools (the
+// whole catalogue: REST does not page), encoded once per tool set and
+// policy view.
+func BenchmarkRESTToolsList(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000} {
+		_, base, key := benchService(b, n)
+		client := &http.Client{}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req, _ := http.NewRequest("GET", base+"/v1/tools", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
 	}
 }
