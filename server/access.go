@@ -57,6 +57,13 @@ func noteMCPCall(ctx context.Context, tool, outcome string) {
 	}
 }
 
+// noteMCPList records a tools/list the fast path answered.
+func noteMCPList(ctx context.Context) {
+	if a := accessOf(ctx); a != nil {
+		a.rpc, a.outcome, a.outcomeKnown = "tools/list", "", true
+	}
+}
+
 // noteRPC records an MCP request's method and, for tools/call, the tool;
 // its answer's head is then kept to read the outcome from.
 func noteRPC(ctx context.Context, body []byte) {

@@ -191,6 +191,7 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []b
 		result = b.Bytes()
 		s.lists.put(key, result)
 	}
+	noteMCPList(ctx)
 	// The page is written as it is cached, never copied: only the
 	// envelope around it is the request's.
 	head := make([]byte, 0, 40+len(idJSON))
