@@ -69,9 +69,17 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 			clash = true
 		}
 	}
-	if !object || headerInputs || clash || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
+	// A free-form object (no declared members): json-input would give
+	// the model nothing to fill, and the body whole is what it must send.
+	freeForm := object && len(bprops) == 0
+	if ct == "application/json-patch+json" {
+		// RFC 6902: a list of operations, whatever the document says the
+		// body is (Kubernetes names it an object).
+		return im.wholeBody(method, path, op, mt, jsonPatch(), rb.Value.Required, x, spec)
+	}
+	if !object || freeForm || headerInputs || clash || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
 		var whole map[string]any
-		if object && len(sch.AnyOf) == 0 && len(sch.OneOf) == 0 {
+		if object && !freeForm && len(sch.AnyOf) == 0 && len(sch.OneOf) == 0 {
 			// One object, its allOf merged: easier to fill than the parts.
 			whole = map[string]any{"type": "object", "properties": bprops}
 			if len(breq) > 0 {
@@ -176,6 +184,24 @@ func (c *converter) objectMembers(s *openapi3.Schema, props map[string]any, req 
 		*req = kept
 	}
 	return object
+}
+
+// jsonPatch is the schema of a JSON Patch document (RFC 6902).
+func jsonPatch() map[string]any {
+	return map[string]any{
+		"type":        "array",
+		"description": "A JSON Patch (RFC 6902): the operations to apply, in order.",
+		"items": map[string]any{
+			"type":     "object",
+			"required": []string{"op", "path"},
+			"properties": map[string]any{
+				"op":    map[string]any{"type": "string", "enum": []string{"add", "remove", "replace", "move", "copy", "test"}},
+				"path":  map[string]any{"type": "string", "description": "A JSON Pointer to the member to change."},
+				"value": map[string]any{"description": "The value to add, replace or test."},
+				"from":  map[string]any{"type": "string", "description": "A JSON Pointer to the member to move or copy."},
+			},
+		},
+	}
 }
 
 // wholeBody makes the JSON body one input member sent whole: {body}.

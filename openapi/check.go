@@ -226,8 +226,14 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			}
 		}
 		mt := rb.Value.Content[bodyType]
+		if base, _, _ := strings.Cut(bodyType, ";"); strings.TrimSpace(base) == "application/json-patch+json" {
+			// The media type says what the body is: RFC 6902's list.
+			bodyVal = []any{map[string]any{"op": "add", "path": "/a", "value": "v"}}
+		}
 		whole := man.Spec.RequestBody != nil && man.Spec.RequestBody.Kind == "text" && strings.HasPrefix(man.Spec.RequestBody.Template, "{") && !strings.Contains(man.Spec.RequestBody.Template, "=")
-		bodyVal = sample(schemaOf(mt.Schema), 0)
+		if bodyVal == nil {
+			bodyVal = sample(schemaOf(mt.Schema), 0)
+		}
 		if whole {
 			name := strings.Trim(man.Spec.RequestBody.Template, "{}")
 			input[name] = bodyVal

@@ -55,6 +55,10 @@ func excerpts(t *testing.T) map[string]Options {
 	for _, e := range classes {
 		if n := e.Name(); strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") {
 			out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n)}
+			if strings.HasPrefix(n, "kubernetes") {
+				// Kubernetes names no server: the cluster's is the user's.
+				out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n), Server: "https://kubernetes.default.svc"}
+			}
 		}
 	}
 	out["digitalocean"] = Options{Path: filepath.Join("testdata", "digitalocean", "DigitalOcean-public.v2.yaml"), AllowExternalRefs: true}

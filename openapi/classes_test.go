@@ -234,7 +234,7 @@ func TestRealExcerptsShowTheClasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Import(src, Options{Path: p})
+		res, err := Import(src, Options{Path: p, Server: map[bool]string{true: "https://kubernetes.default.svc"}[strings.HasPrefix(name, "kubernetes")]})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -247,6 +247,16 @@ func TestRealExcerptsShowTheClasses(t *testing.T) {
 	// Twilio: a JSON document with surrogate-pair escapes reads as JSON.
 	if res := load("twilio-2010-escapes.json"); len(res.Manifests) != 2 {
 		t.Errorf("twilio: %s", res.Summary())
+	}
+	// Kubernetes: a PATCH whose JSON media type is json-patch+json (not
+	// application/json, which the API answers 415) and whose body is
+	// RFC 6902's list of operations, though the document calls it an object.
+	for _, m := range imported(t, load("kubernetes-json-patch.json")) {
+		hs, _ := at(m, "spec", "headers").([]any)
+		if len(hs) != 1 || at(hs[0], "value") != "application/json-patch+json" || at(m, "spec", "requestBody", "template") != "{body}" ||
+			at(m, "input", "properties", "body", "type") != "array" {
+			t.Errorf("kubernetes: %v", at(m, "spec"))
+		}
 	}
 	// Xero: the tenant header is not sent again in the body; the string
 	// default "false" of a boolean is dropped, not refused at every call.
