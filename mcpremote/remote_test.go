@@ -240,6 +240,12 @@ func TestRemoteToolOverHTTPAndSSE(t *testing.T) {
 			if _, err := echo.Invoke(context.Background(), synth.CallContext{Tenant: "t2"}, json.RawMessage(`{"text":"x"}`), synth.InvokeOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			// The server counts a handshake as it handles it, which over
+			// SSE may finish on its own goroutine a moment after the answer.
+			deadline := time.Now().Add(5 * time.Second)
+			for r.sessions.Load() < 2 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if got := r.sessions.Load(); got != 2 {
 				t.Errorf("%d sessions after a second tenant's call, want 2", got)
 			}
