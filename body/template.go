@@ -76,9 +76,19 @@ func (t *Template) Static() bool {
 
 // Fill returns the text with the input's values in place.
 func (t *Template) Fill(input []byte) string {
+	s, _ := t.FillOptional(input)
+	return s
+}
+
+// FillOptional is Fill, and reports whether the template is one
+// placeholder and nothing else whose value the input lacks (absent or
+// null): a header of such a value is left out instead of sent as written
+// or empty. The input is read once.
+func (t *Template) FillOptional(input []byte) (text string, absent bool) {
 	if len(t.parts) == 1 && t.parts[0].path == "" {
-		return t.parts[0].lit
+		return t.parts[0].lit, false
 	}
+	lone := len(t.parts) == 1
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.path == "" {
@@ -91,25 +101,16 @@ func (t *Template) Fill(input []byte) string {
 			b.WriteByte('{')
 			b.WriteString(p.name)
 			b.WriteByte('}')
+			absent = lone
 		case v.Type == gjson.Null:
+			absent = lone
 		case v.Type == gjson.String:
 			b.WriteString(v.Str)
 		default:
 			b.WriteString(v.Raw)
 		}
 	}
-	return b.String()
-}
-
-// Absent reports whether the template is one placeholder and nothing
-// else, and the input has no value for it (absent or null): a header of
-// such a value is left out instead of sent as written or empty.
-func (t *Template) Absent(input []byte) bool {
-	if len(t.parts) != 1 || t.parts[0].path == "" {
-		return false
-	}
-	v := gjson.GetBytes(input, t.parts[0].path)
-	return !v.Exists() || v.Type == gjson.Null
+	return b.String(), absent
 }
 
 // Path makes a gjson path that reads the nested keys exactly: each key

@@ -84,12 +84,12 @@ func (h *Handler) planCall(ctx context.Context, call *synth.Call, rejected strin
 		vals = make([]string, len(h.headers))
 	}
 	for i, hd := range h.headers {
-		if hd.name != "Idempotency-Key" && hd.tmpl.Absent(in) {
+		v, absent := hd.tmpl.FillOptional(in)
+		if absent && hd.name != "Idempotency-Key" {
 			// A header that is one input value, which the input does
 			// not give: an optional header, not sent.
 			continue
 		}
-		v := hd.tmpl.Fill(in)
 		if hasLineBreakOrNUL(v) {
 			return nil, synth.HandlerError(ReasonInvalidHeader, "header %s: the value filled from the input holds a CR, LF or NUL character; the request was not sent", hd.name)
 		}
