@@ -183,6 +183,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 	}
 	input := map[string]any{}
 	values := map[string]any{} // "in:name" → the value sent
+	credentials := &importer{doc: doc} // what counts as a credential parameter is the importer's rule
 	memberOf := func(p *openapi3.Parameter) string {
 		for _, cand := range []string{p.Name, headerVar(p.Name), templateName(p.Name)} {
 			if _, ok := inProps.Properties[cand]; ok {
@@ -195,10 +196,9 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 		p := params[k]
 		member := memberOf(p)
 		if member == "" {
-			if p.Required && p.In != "header" || p.Required && !strings.EqualFold(p.Name, "Idempotency-Key") && !credentialParam(doc, p) {
-				if !credentialParam(doc, p) {
-					flag(classOfPlace(p.In), "required %s parameter %q is not an input of the tool", p.In, p.Name)
-				}
+			idempotency := p.In == "header" && strings.EqualFold(p.Name, "Idempotency-Key") // the kernel's key fills it
+			if p.Required && !idempotency && !credentials.isCredential(p) {
+				flag(classOfPlace(p.In), "required %s parameter %q is not an input of the tool", p.In, p.Name)
 			}
 			continue
 		}
@@ -435,19 +435,6 @@ func classOfPlace(in string) string {
 		return ClassHeader
 	}
 	return ClassCookie
-}
-
-// credentialParam says a parameter is the document's own apiKey.
-func credentialParam(doc *openapi3.T, p *openapi3.Parameter) bool {
-	if doc.Components == nil {
-		return false
-	}
-	for _, ref := range doc.Components.SecuritySchemes {
-		if ref != nil && ref.Value != nil && ref.Value.Type == "apiKey" && ref.Value.In == p.In && strings.EqualFold(ref.Value.Name, p.Name) {
-			return true
-		}
-	}
-	return credentialNames[strings.ToLower(p.Name)]
 }
 
 func schemaOf(ref *openapi3.SchemaRef) *openapi3.Schema {

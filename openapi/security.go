@@ -41,24 +41,12 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 			continue
 		}
 		name := names[0]
-		var s *openapi3.SecurityScheme
-		if im.doc.Components != nil {
-			if ref := im.doc.Components.SecuritySchemes[name]; ref != nil {
-				s = ref.Value
-			}
-		}
-		rank := 0
+		s := im.scheme(name)
+		rank := schemeRank(s)
 		switch {
+		case rank > 0:
 		case s == nil:
 			why = append(why, name+" (not defined in components.securitySchemes)")
-		case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
-			rank = 4
-		case s.Type == "apiKey" && s.In == "header":
-			rank = 3
-		case s.Type == "oauth2" || s.Type == "openIdConnect":
-			rank = 2
-		case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
-			rank = 1
 		case s.Type == "apiKey":
 			why = append(why, fmt.Sprintf("%s (an API key in the %s parameter %q: a tool sends its credential in a header)", name, s.In, s.Name))
 		default:
@@ -98,25 +86,50 @@ func (im *importer) security(method, path string, op *openapi3.Operation, t *too
 	return nil
 }
 
+// scheme is the security scheme the document names name, nil for none.
+func (im *importer) scheme(name string) *openapi3.SecurityScheme {
+	if im.doc.Components == nil {
+		return nil
+	}
+	if ref := im.doc.Components.SecuritySchemes[name]; ref != nil {
+		return ref.Value
+	}
+	return nil
+}
+
+// schemeRank ranks a scheme a tool can send on its own, in a header,
+// simplest to hold first: a bearer token 4, an API key header 3, an OAuth
+// connection 2, basic auth 1; 0 for one it cannot send (a key in the
+// query or a cookie, another kind, none).
+func schemeRank(s *openapi3.SecurityScheme) int {
+	switch {
+	case s == nil:
+		return 0
+	case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
+		return 4
+	case s.Type == "apiKey" && s.In == "header":
+		return 3
+	case s.Type == "oauth2" || s.Type == "openIdConnect":
+		return 2
+	case s.Type == "http" && strings.EqualFold(s.Scheme, "basic"):
+		return 1
+	}
+	return 0
+}
+
 // headerCredential says the operation's security has an alternative a
-// tool sends in a header (one scheme: a bearer, a header key, OAuth,
-// basic).
+// tool sends in a header: one scheme that schemeRank ranks.
 func (im *importer) headerCredential(op *openapi3.Operation) bool {
 	reqs := im.doc.Security
 	if op.Security != nil {
 		reqs = *op.Security
 	}
 	for _, req := range reqs {
-		if len(req) != 1 || im.doc.Components == nil {
+		if len(req) != 1 {
 			continue
 		}
 		for name := range req {
-			ref := im.doc.Components.SecuritySchemes[name]
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			s := ref.Value
-			if s.Type == "http" || s.Type == "oauth2" || s.Type == "openIdConnect" || s.Type == "apiKey" && s.In == "header" {
+			if schemeRank(im.scheme(name)) > 0 {
 				return true
 			}
 		}
