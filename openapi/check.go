@@ -182,7 +182,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 		}
 	}
 	input := map[string]any{}
-	values := map[string]any{} // "in:name" → the value sent
+	values := map[string]any{}         // "in:name" → the value sent
 	credentials := &importer{doc: doc} // what counts as a credential parameter is the importer's rule
 	memberOf := func(p *openapi3.Parameter) string {
 		for _, cand := range []string{p.Name, headerVar(p.Name), templateName(p.Name)} {
