@@ -43,10 +43,9 @@ func (h *Handler) Drift(ctx context.Context, cc synth.CallContext) ([]string, er
 	defer cancel()
 	var cred httpspec.Credential
 	if h.auth != nil {
-		if cred, err = h.auth.Resolve(ctx, cc, h.need, h.toolID, ""); err != nil {
+		if cred, err = h.credential(ctx, call, ""); err != nil {
 			return nil, err
 		}
-		call.Secrets.Add(cred.Secret)
 	}
 	s, err := h.syn.pool.get(ctx, h.key(cc.Tenant, cred), func(s *session) error { return h.open(ctx, s, call, cred) })
 	if err != nil {

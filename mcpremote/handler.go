@@ -151,7 +151,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		if h.auth == nil {
 			return nil
 		}
-		c, err := h.auth.Resolve(ctx, call.Context, h.need, h.toolID, rejected)
+		c, err := h.credential(ctx, call, rejected)
 		if err != nil {
 			if ctx.Err() != nil {
 				var e *synth.Error
@@ -161,10 +161,6 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			return err
 		}
-		if strings.ContainsAny(c.Value, "\r\n\x00") {
-			return synth.HandlerError(httpspec.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; nothing was sent", c.Header)
-		}
-		call.Secrets.Add(c.Secret)
 		cred = c
 		return nil
 	}
@@ -193,7 +189,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			return nil, h.openError(err, call)
 		}
-		if !h.drifted.Swap(true) {
+		if !h.drifted.Load() && !h.drifted.Swap(true) { // a load, not a write, on every later call
 			go h.checkDrift(s.cs)
 		}
 		res, err := s.cs.CallTool(ctx, params)
@@ -243,6 +239,21 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
 			Message: fmt.Sprintf("calling tool %q on the MCP server %s: %s: %s", h.remote, h.where(), what, describe(err, call))}
 	}
+}
+
+// credential resolves the tool's authorization for call (rejected: the
+// connection token the server just refused, "" on a first try), refuses
+// one no header can carry, and adds its secret to the call's redactor.
+func (h *Handler) credential(ctx context.Context, call *synth.Call, rejected string) (httpspec.Credential, error) {
+	c, err := h.auth.Resolve(ctx, call.Context, h.need, h.toolID, rejected)
+	if err != nil {
+		return httpspec.Credential{}, err
+	}
+	if strings.ContainsAny(c.Value, "\r\n\x00") {
+		return httpspec.Credential{}, synth.HandlerError(httpspec.ReasonInvalidHeader, "header %s: the resolved credential holds a CR, LF or NUL character; nothing was sent", c.Header)
+	}
+	call.Secrets.Add(c.Secret)
+	return c, nil
 }
 
 // where names the server in messages: its URL without query, or its
