@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"syscall"
-	"time"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/fetch"
@@ -19,17 +18,16 @@ import (
 
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
-	start := time.Now()
 	own := h.timeout
 	if call.Options.Timeout > 0 {
-		own = &ownTimeout{d: call.Options.Timeout, what: "the call's timeout option"}
+		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, own.d, own)
+	dl, cancel := synth.WithTimeout(ctx, own)
 	defer cancel()
-	dl := deadlines{parent: ctx, call: cctx, own: own, start: start}
+	cctx := dl.Call
 	req, err := h.planCall(cctx, call, "")
 	if err != nil {
-		return nil, dl.timeoutError(err)
+		return nil, dl.TimeoutError(err)
 	}
 	var stream func(int, io.Reader) error
 	var small *[]byte // an answer that fit in the first read: not streamed
@@ -45,7 +43,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.planCall(cctx, call, req.credential); err != nil {
-			return nil, dl.timeoutError(err)
+			return nil, dl.TimeoutError(err)
 		}
 		resp, err = h.send(cctx, req, stream)
 		if resp != nil {
@@ -71,7 +69,7 @@ func (h *Handler) send(ctx context.Context, r *plan, stream func(int, io.Reader)
 	return h.client.Do(ctx, &r.Request)
 }
 
-func (h *Handler) fetchError(dl deadlines, r *plan, err error) error {
+func (h *Handler) fetchError(dl synth.Deadlines, r *plan, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
@@ -95,11 +93,11 @@ func (h *Handler) fetchError(dl deadlines, r *plan, err error) error {
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTooLarge, Err: err,
 			Message: r.Secrets.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
-	case errors.As(err, &truncated) && dl.call.Err() == nil:
+	case errors.As(err, &truncated) && dl.Call.Err() == nil:
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTruncated, Err: err,
 			Message: r.Secrets.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
-	case dl.call.Err() != nil:
-		return dl.ended(err)
+	case dl.Call.Err() != nil:
+		return dl.Ended(err)
 	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
 		// The service's own limit, not the upstream's fault.
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
@@ -107,54 +105,6 @@ func (h *Handler) fetchError(dl deadlines, r *plan, err error) error {
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
 		Message: r.Secrets.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.Secrets)))}
-}
-
-// ownTimeout is the cause a call's own deadline ends its context with:
-// the manifest's timeoutMs or the caller's timeout option.
-type ownTimeout struct {
-	d    time.Duration
-	what string
-}
-
-func (o *ownTimeout) Error() string {
-	return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds())
-}
-
-// deadlines are the contexts of one call: the caller's and the call's own
-// (the caller's, bounded by ownTimeout).
-type deadlines struct {
-	parent, call context.Context
-	own          *ownTimeout
-	start        time.Time
-}
-
-// ended words the error of a call whose context has ended, naming what
-// ended it: the caller cancelling, the caller's deadline, or the call's
-// own timeout.
-func (dl deadlines) ended(err error) error {
-	elapsed := time.Since(dl.start).Milliseconds()
-	var own *ownTimeout
-	switch {
-	case errors.As(context.Cause(dl.call), &own) || dl.parent.Err() == nil:
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
-			Message: fmt.Sprintf("timed out after %dms (%s)", dl.own.d.Milliseconds(), dl.own.what)}
-	case errors.Is(dl.parent.Err(), context.DeadlineExceeded):
-		msg := fmt.Sprintf("timed out after %dms: the caller's deadline passed, before %s of %dms", elapsed, dl.own.what, dl.own.d.Milliseconds())
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err, Message: msg}
-	}
-	return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err,
-		Message: fmt.Sprintf("the call was canceled by its caller after %dms", elapsed)}
-}
-
-// timeoutError is err, or, when the call's context has ended and err is
-// not already the library's, the words of ended: a connection refresh or
-// a secret store cut off by the deadline says so.
-func (dl deadlines) timeoutError(err error) error {
-	var e *synth.Error
-	if dl.call.Err() == nil || errors.As(err, &e) {
-		return err
-	}
-	return dl.ended(err)
 }
 
 func (h *Handler) cap() int64 {

@@ -70,7 +70,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 		return nil
 	}
 	h := &Handler{spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID,
-		timeout: &ownTimeout{d: time.Duration(s.Timeout()) * time.Millisecond, what: "the tool's timeoutMs"}}
+		timeout: &synth.Timeout{D: time.Duration(s.Timeout()) * time.Millisecond, What: "the tool's timeoutMs"}}
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
@@ -182,7 +182,7 @@ type Handler struct {
 	restricted     bool
 	authHeaders    []string    // header-auth names, dropped on cross-host redirects
 	credVar        string      // the variable a printed curl writes the credential as
-	timeout        *ownTimeout // the tool's timeoutMs, as a context cause: made once
+	timeout        *synth.Timeout // the tool's timeoutMs, as a context cause: made once
 	fixed          http.Header // the header of a call without a body, when every call's is the same (fixedHeader)
 	// streams says a JSON answer may go to a call's OutputSink as it
 	// arrives: the spec parses JSON and the output schema accepts any

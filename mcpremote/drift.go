@@ -39,7 +39,7 @@ func (h *Handler) checkDrift(cs *mcp.ClientSession) {
 func (h *Handler) Drift(ctx context.Context, cc synth.CallContext) ([]string, error) {
 	call := &synth.Call{Context: cc, Secrets: &redact.Set{}}
 	var err error
-	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	ctx, cancel := context.WithTimeout(ctx, h.timeout.D)
 	defer cancel()
 	var cred httpspec.Credential
 	if h.auth != nil {

@@ -61,7 +61,7 @@ type Handler struct {
 	toolID     string
 	auth       *httpspec.Authorization
 	need       *synth.ConnectionNeed
-	timeout    time.Duration
+	timeout    *synth.Timeout // the tool's timeoutMs, as a context cause: made once
 	mutating   bool
 	input      json.RawMessage // the manifest's input schema, for drift
 	allowlist  []string
@@ -111,39 +111,15 @@ func (h *Handler) SecretRefs() []synth.SecretRef {
 	return nil
 }
 
-// ownTimeout ends a call's context when timeoutMs passes.
-type ownTimeout struct {
-	d    time.Duration
-	what string
-}
-
-func (o *ownTimeout) Error() string {
-	return fmt.Sprintf("%s of %dms passed", o.what, o.d.Milliseconds())
-}
-
 // Handle calls the remote tool with the call's input.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
-	parent := ctx
-	d, what := h.timeout, "the tool's timeoutMs"
+	own := h.timeout
 	if call.Options.Timeout > 0 {
-		d, what = call.Options.Timeout, "the caller's timeout option"
+		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, d, &ownTimeout{d, what})
+	dl, cancel := synth.WithTimeout(ctx, own)
 	defer cancel()
-	start := time.Now()
-	ended := func(err error) error {
-		var own *ownTimeout
-		switch {
-		case errors.As(context.Cause(ctx), &own) || (parent.Err() == nil && ctx.Err() != nil):
-			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
-				Message: fmt.Sprintf("timed out after %dms (%s)", d.Milliseconds(), what)}
-		case errors.Is(parent.Err(), context.DeadlineExceeded):
-			return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonTimeout, Err: err,
-				Message: fmt.Sprintf("timed out after %dms: the caller's deadline passed", time.Since(start).Milliseconds())}
-		}
-		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonCanceled, Err: err,
-			Message: fmt.Sprintf("the call was canceled by its caller after %dms", time.Since(start).Milliseconds())}
-	}
+	ctx = dl.Call
 
 	var cred httpspec.Credential
 	rejected := ""
@@ -153,13 +129,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		}
 		c, err := h.credential(ctx, call, rejected)
 		if err != nil {
-			if ctx.Err() != nil {
-				var e *synth.Error
-				if !errors.As(err, &e) {
-					return ended(err)
-				}
-			}
-			return err
+			return dl.TimeoutError(err)
 		}
 		cred = c
 		return nil
@@ -174,7 +144,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ended(err)
+				return nil, dl.Ended(err)
 			}
 			var late *lateError
 			if errors.As(err, &late) && try < 3 {
@@ -203,7 +173,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			if h.ep.Transport == "stdio" {
 				go h.checkAlive(s)
 			}
-			return nil, ended(err)
+			return nil, dl.Ended(err)
 		case s.unauthorized.Load():
 			h.syn.pool.drop(s)
 			if h.need != nil && rejected == "" {

@@ -111,7 +111,7 @@ func (s *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 		ps.Error("spec.timeoutMs", fmt.Sprintf("%d is above this runtime's maximum of %d ms: lower it", spec.TimeoutMs, b.Options.MaxTimeoutMs))
 	}
 	h := &Handler{syn: s, ep: ep, remote: ep.RemoteTool(m.ID), toolID: m.ID, auth: spec.Authorization,
-		timeout: time.Duration(cmp(spec.TimeoutMs, DefaultTimeoutMs)) * time.Millisecond, mutating: m.IsMutating(),
+		timeout: &synth.Timeout{D: time.Duration(cmp(spec.TimeoutMs, DefaultTimeoutMs)) * time.Millisecond, What: "the tool's timeoutMs"}, mutating: m.IsMutating(),
 		input: m.Input}
 	if a := spec.Authorization; a != nil {
 		a.Check(m, "spec.authorization", ps)
