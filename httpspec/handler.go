@@ -180,10 +180,10 @@ type Handler struct {
 	toolID         string
 	allowlist      []string // the network allowlist, when restricted
 	restricted     bool
-	authHeaders    []string    // header-auth names, dropped on cross-host redirects
-	credVar        string      // the variable a printed curl writes the credential as
+	authHeaders    []string       // header-auth names, dropped on cross-host redirects
+	credVar        string         // the variable a printed curl writes the credential as
 	timeout        *synth.Timeout // the tool's timeoutMs, as a context cause: made once
-	fixed          http.Header // the header of a call without a body, when every call's is the same (fixedHeader)
+	fixed          http.Header    // the header of a call without a body, when every call's is the same (fixedHeader)
 	// streams says a JSON answer may go to a call's OutputSink as it
 	// arrives: the spec parses JSON and the output schema accepts any
 	// value.
