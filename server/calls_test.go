@@ -82,17 +82,7 @@ func TestEveryFrontDoorIsOneCall(t *testing.T) {
 		return html.UnescapeString(m[1])
 	}
 	console := func(key, tool, input, person string) outcome {
-		form := url.Values{"action": {"run"}, "_json": {input}, "person": {person}}
-		req, _ := http.NewRequest("POST", r.http.URL+"/ui/tools/"+tool, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.AddCookie(&http.Cookie{Name: uiCookie, Value: sessionOf(t, r, key)})
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		page := string(b)
+		page := consolePage(t, r, key, "POST", "/ui/tools/"+tool, url.Values{"action": {"run"}, "_json": {input}, "person": {person}})
 		if out := field(page, "output"); out != "" {
 			var v any
 			json.Unmarshal([]byte(out), &v)

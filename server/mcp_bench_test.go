@@ -102,16 +102,6 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 	}
 }
 
-// BenchmarkMCPToolsList1000: tools/list with 1000 tools loaded.
-func BenchmarkMCPToolsList1000(b *testing.B) {
-	base, key := benchServer(b, 1000)
-	client := &http.Client{}
-	b.ReportAllocs()
-	for b.Loop() {
-		mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	}
-}
-
 // BenchmarkMCPToolsList: the first page of tools/list at 10, 1000 and
 // 5000 tools, answered by the fast path (its pages encoded once) and by
 // the SDK alone, in one run.

@@ -231,17 +231,8 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 		if cursor != "" {
 			body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`
 		}
-		req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+r.keyA)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var v map[string]any
-		json.NewDecoder(resp.Body).Decode(&v)
+		json.Unmarshal([]byte(mcpPostAt(t, r, r.keyA, "/mcp", body)), &v)
 		return v
 	}
 	// A cursor is gob's encoding of the last name, whose type numbers are

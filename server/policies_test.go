@@ -381,7 +381,12 @@ func TestToolsets(t *testing.T) {
 
 // fastCallAt is fastCall at another MCP path (a toolset's).
 func fastCallAt(t *testing.T, r *rig, key, path, name, args string) string {
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+	return mcpPostAt(t, r, key, path, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
+}
+
+// mcpPostAt posts one stateless JSON-RPC body to an MCP path as an MCP
+// client does, and returns the answer's body.
+func mcpPostAt(t *testing.T, r *rig, key, path, body string) string {
 	req, _ := http.NewRequest("POST", r.http.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
