@@ -86,10 +86,7 @@ func (cl *call) do() (*Response, error) {
 		}
 		hr.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
-	cl.next = c.base
-	if c.cfg.WrapTransport != nil {
-		cl.next = c.cfg.WrapTransport((*belowWrapper)(cl))
-	}
+	cl.next = cl.below()
 	cl.hc = http.Client{Transport: cl, CheckRedirect: cl.checkRedirect}
 
 	resp, err := cl.attempt(hr)

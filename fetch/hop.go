@@ -28,6 +28,15 @@ func (b *belowWrapper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return cl.c.base.RoundTrip(r)
 }
 
+// below is what the call's span hands each request to: the wrapper of
+// Config.WrapTransport over the hop rules and the pool, or the pool.
+func (cl *call) below() http.RoundTripper {
+	if w := cl.c.cfg.WrapTransport; w != nil {
+		return w((*belowWrapper)(cl))
+	}
+	return cl.c.base
+}
+
 // checkHop applies the scheme rule, the allowlist and, behind a proxy, the
 // guard to the host of one hop, before anything is sent to it.
 func (cl *call) checkHop(u *url.URL) error {

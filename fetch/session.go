@@ -89,10 +89,7 @@ func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if c.cfg.UserAgent != "" && len(r2.Header["User-Agent"]) == 0 {
 		r2.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
-	cl.next = c.base
-	if c.cfg.WrapTransport != nil {
-		cl.next = c.cfg.WrapTransport((*belowWrapper)(cl))
-	}
+	cl.next = cl.below()
 	resp, err := cl.RoundTrip(r2)
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
