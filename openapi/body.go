@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -120,25 +121,68 @@ var bodyCredentialNames = map[string]bool{
 	"access_token": true, "auth_token": true, "oauth_token": true, "api_token": true, "apitoken": true,
 }
 
+// authWords are what a member's description says of a credential:
+// Slack's form member token is "Authentication token. Requires scope: …".
+var authWords = regexp.MustCompile(`(?i)\b(auth[a-z]*|credentials?|bearer)\b`)
+
+// bodyCredential says whether a body member carries the API's credential:
+// its name is one credentials have, or it is a plain token its own
+// description calls the authentication.
+func bodyCredential(name string, schema any) bool {
+	n := strings.ToLower(name)
+	if bodyCredentialNames[n] {
+		return true
+	}
+	if n != "token" {
+		return false
+	}
+	return describesAuth(schema)
+}
+
+// describesAuth says whether a member's description calls it the
+// authentication.
+func describesAuth(schema any) bool {
+	desc, _ := schema.(map[string]any)["description"].(string)
+	return authWords.MatchString(desc)
+}
+
+// sameAsHeader says whether a body credential is the one the header
+// sends: an access token its description calls the authentication, which
+// an API taking a bearer or OAuth token takes in the body as an
+// alternative (Slack's form member token beside its Authorization
+// header). A key or a secret, or a token described as data, is data.
+func sameAsHeader(name string, schema any) bool {
+	switch strings.ToLower(name) {
+	case "token", "access_token", "oauth_token", "auth_token", "api_token", "apitoken":
+		return describesAuth(schema)
+	}
+	return false
+}
+
 // bodyCredentials keeps credentials out of the input: a tool takes its
 // credential from its authorization, and the format sends it in a header
-// only. A required one skips the operation; an optional one is left out.
+// only. Where the operation also takes a credential in a header, an
+// access token in the body is that credential again and is left out (the
+// header carries it), while a key or secret in the body is data (a key
+// the call stores, DigitalOcean's genai_create_openai_api_key). With no
+// header credential, a required one skips the operation and an optional
+// one is left out.
 func (im *importer) bodyCredentials(method, path string, op *openapi3.Operation, props map[string]any, req *[]string) error {
-	if im.headerCredential(op) {
-		// The API's credential travels in a header: an api_key in the
-		// body is data (a key the call stores, DigitalOcean's
-		// genai_create_openai_api_key), the model's to give.
-		return nil
-	}
+	header := im.headerCredential(op)
 	for _, k := range sortedKeys(props) {
-		if !bodyCredentialNames[strings.ToLower(k)] {
+		if !bodyCredential(k, props[k]) || header && !sameAsHeader(k, props[k]) {
 			continue
 		}
-		if slices.Contains(*req, k) {
+		if !header && slices.Contains(*req, k) {
 			return skipf(SkipCredential, "its body takes the credential %q, which a tool cannot send from a secret (only in a header)", k)
 		}
 		delete(props, k)
-		im.warn(method, path, op, fmt.Sprintf("body member %q left out: it carries a credential, which a tool takes from its authorization, never from the model's input", k))
+		*req = slices.DeleteFunc(slices.Clone(*req), func(r string) bool { return r == k })
+		why := "it carries a credential, which a tool takes from its authorization, never from the model's input"
+		if header {
+			why = "it carries the credential the tool sends in a header"
+		}
+		im.warn(method, path, op, fmt.Sprintf("body member %q left out: %s", k, why))
 	}
 	return nil
 }
@@ -258,6 +302,9 @@ func (im *importer) formBody(method, path string, op *openapi3.Operation, mt *op
 	breq, _ := body["required"].([]string)
 	if err := im.bodyCredentials(method, path, op, bprops, &breq); err != nil {
 		return err
+	}
+	if len(bprops) == 0 {
+		return nil // the credential was the whole form (Slack's users.deletePhoto): the header carries it
 	}
 	var pairs []string
 	for _, k := range sortedKeys(bprops) {

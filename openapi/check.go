@@ -218,6 +218,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 	// The body, and its members.
 	var bodyVal any
 	var bodyType string
+	credMembers := map[string]bool{} // body members that carry a credential, by the importer's rule
 	if rb := op.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) > 0 {
 		for _, ct := range sortedKeys(rb.Value.Content) {
 			bodyType = ct
@@ -234,6 +235,17 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 		if bodyVal == nil {
 			bodyVal = sample(schemaOf(mt.Schema), 0)
 		}
+		if obj, ok := bodyVal.(map[string]any); ok {
+			header := credentials.headerCredential(op)
+			for k := range obj {
+				if schema := memberSchema(mt, k); bodyCredential(k, schema) {
+					credMembers[k] = true
+					if _, isInput := inProps.Properties[k]; isInput && (!header || sameAsHeader(k, schema)) {
+						flag(ClassCredentials, "the input asks the model for the credential %q, which the API takes in the body", k)
+					}
+				}
+			}
+		}
 		if whole {
 			name := strings.Trim(man.Spec.RequestBody.Template, "{}")
 			input[name] = bodyVal
@@ -241,7 +253,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			for k, v := range obj {
 				if _, isInput := inProps.Properties[k]; isInput {
 					input[k] = v
-				} else if !bodyCredentialNames[strings.ToLower(k)] && (bodyRequired(mt, k) || !strings.ContainsAny(k, ".{}&=")) {
+				} else if !credMembers[k] && (bodyRequired(mt, k) || !strings.ContainsAny(k, ".{}&=")) {
 					// An optional member whose name no placeholder can
 					// spell (Twilio's Parameter1.Name) is left out with a
 					// warning: the tool cannot set it, and sends the rest.
@@ -375,9 +387,18 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 	}
 	// Body: its media type and its members; no parameter in it.
 	noBody := len(w.Body) == 0 || string(w.Body) == "null" || string(w.Body) == `""`
-	if empty, _ := bodyVal.(map[string]any); bodyType != "" && noBody && empty != nil && len(empty) == 0 {
-		// An empty object body (a form of no members, Stripe's deletes):
-		// nothing to send.
+	onlyCreds := func(obj map[string]any) bool {
+		for k := range obj {
+			if !credMembers[k] {
+				return false
+			}
+		}
+		return true
+	}
+	if empty, _ := bodyVal.(map[string]any); bodyType != "" && noBody && empty != nil && onlyCreds(empty) {
+		// An empty object body (a form of no members, Stripe's deletes),
+		// or one of credentials only, which the header carries (Slack's
+		// users.deletePhoto): nothing to send.
 	} else if bodyType != "" && (bodyVal != nil || !noBody) {
 		got, _ := w.header("Content-Type")
 		gotBase, _, _ := strings.Cut(got, ";")
@@ -396,7 +417,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			if obj, ok := bodyVal.(map[string]any); ok {
 				so, _ := sent.(map[string]any)
 				for k, v := range obj {
-					if bodyCredentialNames[strings.ToLower(k)] {
+					if credMembers[k] {
 						continue
 					}
 					if got, ok := so[k]; !ok || !holds(got, v) {
@@ -442,6 +463,17 @@ func schemaOf(ref *openapi3.SchemaRef) *openapi3.Schema {
 		return nil
 	}
 	return ref.Value
+}
+
+// memberSchema is what the importer's credential rule reads of a body
+// member: its description.
+func memberSchema(mt *openapi3.MediaType, name string) map[string]any {
+	props, req := map[string]*openapi3.Schema{}, []string{}
+	collect(schemaOf(mt.Schema), props, &req, 0)
+	if p := props[name]; p != nil {
+		return map[string]any{"description": p.Description}
+	}
+	return map[string]any{}
 }
 
 // readOnlyMember says s has a read-only member name, through allOf.

@@ -270,4 +270,29 @@ func TestRealExcerptsShowTheClasses(t *testing.T) {
 	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, `input: default "false" dropped: it is a string, the member a boolean`) {
 		t.Errorf("xero: no warning of the dropped default:\n%s", w)
 	}
+	// Algolia: every operation needs the application id and the key
+	// together, which a tool cannot send: skipped, each with its reason.
+	res = load("algolia-search-two-keys.yaml")
+	if len(res.Manifests) != 0 || res.Skipped[SkipCredential] != 2 || !strings.Contains(strings.Join(res.Warnings, "\n"), "apiKey and appId together") {
+		t.Errorf("algolia: %s\n%s", res.Summary(), strings.Join(res.Warnings, "\n"))
+	}
+	// Slack: the form member token ("Authentication token") is the
+	// credential the connection sends in the Authorization header, not an
+	// input the model must fill; the checker flags the tool that asks.
+	src, _ := os.ReadFile(filepath.Join("testdata", "classes", "slack-web-body-token.json"))
+	res = load("slack-web-body-token.json")
+	emoji := imported(t, res)["slack.admin-emoji-add"]
+	if at(emoji, "input", "properties", "token") != nil || at(emoji, "spec", "requestBody", "template") != "name={name}&url={url}" ||
+		at(emoji, "needsSpec", "connections", "slackauth", "app") != "slack" {
+		t.Errorf("slack: %v %v", at(emoji, "input"), at(emoji, "spec", "requestBody"))
+	}
+	asked := emoji["input"].(map[string]any)
+	asked["properties"].(map[string]any)["token"] = map[string]any{"type": "string"}
+	asked["required"] = []any{"name", "token", "url"}
+	emoji["spec"].(map[string]any)["requestBody"] = map[string]any{"kind": "text", "template": "name={name}&token={token}&url={url}"}
+	b, _ := json.Marshal(emoji)
+	rep, err := Check(src, Options{}, []Manifest{{ID: "slack.admin-emoji-add", JSON: b}})
+	if err != nil || rep.ByClass[ClassCredentials] != 1 {
+		t.Errorf("slack: the tool asking for the token is not flagged: %v %v", err, rep.Findings)
+	}
 }
