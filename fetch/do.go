@@ -57,6 +57,23 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 }
 
 func (cl *call) do() (*Response, error) {
+	// The request is made and the answer read in calls of their own:
+	// while the upstream answers, only this frame of do's is on the stack.
+	hr, err := cl.request()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cl.attempt(hr)
+	if err != nil {
+		return &Response{Attempts: cl.attempts}, err
+	}
+	return cl.answer(resp)
+}
+
+// request makes the call's first request, under the first hop's rules.
+//
+//go:noinline
+func (cl *call) request() (*http.Request, error) {
 	c, req := cl.c, cl.req
 	cl.trace.GotConn = cl.gotConnection
 	ctx := httptrace.WithClientTrace(cl.ctx, &cl.trace)
@@ -88,18 +105,20 @@ func (cl *call) do() (*Response, error) {
 	}
 	cl.next = cl.below()
 	cl.hc = http.Client{Transport: cl, CheckRedirect: cl.checkRedirect}
+	return hr, nil
+}
 
-	resp, err := cl.attempt(hr)
-	if err != nil {
-		return &Response{Attempts: cl.attempts}, err
-	}
+// answer reads the final answer.
+//
+//go:noinline
+func (cl *call) answer(resp *http.Response) (*Response, error) {
 	defer resp.Body.Close()
-	if c.cfg.WrapTransport != nil {
+	if cl.c.cfg.WrapTransport != nil {
 		// A body net/http frames stops at the context's end by itself (and
 		// one it would hand over raw is refused below every wrapper); one a
 		// wrapper hands up may not: closing it ends any read blocked in
 		// it, so nothing of the call outlives its deadline.
-		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
+		defer context.AfterFunc(cl.ctx, func() { resp.Body.Close() })()
 	}
 	return cl.read(resp)
 }

@@ -46,59 +46,87 @@ var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient
 
 // RoundTrip is the top of the call's transport: every attempt and redirect
 // hop passes here, in its span, on the way to the wrapper or the pool.
+// Its frame is small, and so is traced's: they stay on the goroutine's
+// stack while the upstream answers (what a span needs is made in calls
+// that have returned by then).
 func (cl *call) RoundTrip(r *http.Request) (*http.Response, error) {
 	t := &cl.c.tracer
-	tracer, prop := t.tracer, t.propagator
-	if prop == nil {
-		prop = otel.GetTextMapPropagator()
-	}
-	ctx := r.Context()
-	if t.global && tracing.Off(ctx) {
+	if t.global && tracing.Off(r.Context()) {
 		return cl.next.RoundTrip(r)
 	}
-	attempt, tool := cl.attempts, cl.req.Tool
-	ctx, span := tracer.Start(ctx, r.Method, clientSpan...)
+	ctx, span := t.tracer.Start(r.Context(), r.Method, clientSpan...)
 	if !span.SpanContext().IsValid() {
 		// No trace to join and nothing recording: send as it is.
 		span.End()
 		return cl.next.RoundTrip(r)
 	}
+	return cl.traced(ctx, span, r)
+}
+
+// traced sends r in span.
+func (cl *call) traced(ctx context.Context, span trace.Span, r *http.Request) (*http.Response, error) {
 	if span.IsRecording() {
-		attrs := []attribute.KeyValue{
-			attribute.String("http.request.method", r.Method),
-			attribute.String("server.address", r.URL.Hostname()),
-			attribute.String("url.scheme", r.URL.Scheme),
-		}
-		if p := r.URL.Port(); p != "" {
-			if n, err := strconv.Atoi(p); err == nil {
-				attrs = append(attrs, attribute.Int("server.port", n))
-			}
-		}
-		if attempt > 1 {
-			attrs = append(attrs, attribute.Int("http.request.resend_count", attempt-1))
-		}
-		if tool != "" {
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", tool))
-		}
-		span.SetAttributes(attrs...)
+		cl.startAttrs(span, r)
 	}
-	// The header map may be the call's, shared by its attempts: the
-	// request sent gets a copy with this attempt's trace context.
-	r2 := r.WithContext(ctx)
-	r2.Header = r.Header.Clone()
-	prop.Inject(ctx, propagation.HeaderCarrier(r2.Header))
+	r2 := cl.withTraceContext(ctx, r)
 	resp, err := cl.next.RoundTrip(r2)
 	if err != nil {
 		span.SetStatus(codes.Error, errorKind(err))
 		span.End()
 		return nil, err
 	}
-	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
-	if resp.StatusCode >= 400 {
-		span.SetStatus(codes.Error, strconv.Itoa(resp.StatusCode))
-	}
+	endAttrs(span, resp.StatusCode)
 	resp.Body = &spanBody{ReadCloser: resp.Body, span: span}
 	return resp, nil
+}
+
+// startAttrs names the attempt in its span.
+//
+//go:noinline
+func (cl *call) startAttrs(span trace.Span, r *http.Request) {
+	attempt, tool := cl.attempts, cl.req.Tool
+	attrs := []attribute.KeyValue{
+		attribute.String("http.request.method", r.Method),
+		attribute.String("server.address", r.URL.Hostname()),
+		attribute.String("url.scheme", r.URL.Scheme),
+	}
+	if p := r.URL.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil {
+			attrs = append(attrs, attribute.Int("server.port", n))
+		}
+	}
+	if attempt > 1 {
+		attrs = append(attrs, attribute.Int("http.request.resend_count", attempt-1))
+	}
+	if tool != "" {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", tool))
+	}
+	span.SetAttributes(attrs...)
+}
+
+// withTraceContext is r with ctx and ctx's trace context in a copy of its
+// headers: the header map may be the call's, shared by its attempts.
+//
+//go:noinline
+func (cl *call) withTraceContext(ctx context.Context, r *http.Request) *http.Request {
+	prop := cl.c.tracer.propagator
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	r2 := r.WithContext(ctx)
+	r2.Header = r.Header.Clone()
+	prop.Inject(ctx, propagation.HeaderCarrier(r2.Header))
+	return r2
+}
+
+// endAttrs puts the answer's status in the attempt's span.
+//
+//go:noinline
+func endAttrs(span trace.Span, status int) {
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	if status >= 400 {
+		span.SetStatus(codes.Error, strconv.Itoa(status))
+	}
 }
 
 // errorKind words a failed attempt for its span without the error's text,

@@ -76,31 +76,61 @@ func (s *Server) settle(ctx context.Context, c *toolCall) error {
 // call is the service's one call of a tool: whose call it is, its place
 // under the tenant's limit, the call with its hold and sink, metrics and
 // in-flight tracking. The error is a *refusal (the call did not run: a
-// person rule, the tenant's limit) or the call's *synth.Error.
-func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
-	if err := s.settle(ctx, &c); err != nil {
+// person rule, the tenant's limit) or the call's *synth.Error. c is the
+// call's own (settle fixes its tenant and person in it).
+//
+// The steps before and after the tool's Invoke are calls that return
+// before it runs: while a slow upstream answers, call's frame on the
+// goroutine's stack is small (issue 31: thousands of waiting calls).
+func (s *Server) call(ctx context.Context, c *toolCall) (*synth.Result, error) {
+	adm, err := s.enter(ctx, c)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.approve(ctx, &c); err != nil {
-		return nil, err
+	defer s.leave(c, adm)
+	start := time.Now()
+	res, err := c.tool.Invoke(ctx, s.callContext(c.tenant, c.context), c.input, c.opts)
+	s.counted(c, start, res, err)
+	return res, err
+}
+
+// enter settles the call, its approval and its place under the tenant's
+// limit, and counts it in flight.
+//
+//go:noinline
+func (s *Server) enter(ctx context.Context, c *toolCall) (adm admission, err error) {
+	if err := s.settle(ctx, c); err != nil {
+		return adm, err
+	}
+	if err := s.approve(ctx, c); err != nil {
+		return adm, err
 	}
 	if !c.admitted {
-		adm, err := s.admit(c.tenant)
-		if err != nil {
-			return nil, err
+		if adm, err = s.admit(c.tenant); err != nil {
+			return adm, err
 		}
-		defer adm.release()
 	}
-	tool, tenant := c.tool, c.tenant
-	tc := s.callContext(tenant, c.context)
 	s.inflight.Add(1)
-	defer s.inflight.Done()
-	m := s.cfg.Metrics
-	m.inflight.Inc()
-	defer m.inflight.Dec()
-	start := time.Now()
-	res, err := tool.Invoke(ctx, tc, c.input, c.opts)
-	s.recordCall(&c, start, res, err)
+	s.cfg.Metrics.inflight.Inc()
+	return adm, nil
+}
+
+// leave counts the call out of flight, and out of the tenant's limit when
+// enter counted it in.
+func (s *Server) leave(c *toolCall, adm admission) {
+	s.cfg.Metrics.inflight.Dec()
+	s.inflight.Done()
+	if !c.admitted {
+		adm.release()
+	}
+}
+
+// counted records a call and counts it in the metrics.
+//
+//go:noinline
+func (s *Server) counted(c *toolCall, start time.Time, res *synth.Result, err error) {
+	tool, tenant, m := c.tool, c.tenant, s.cfg.Metrics
+	s.recordCall(c, start, res, err)
 	series := m.tool(tool.ID())
 	series.latency.Observe(time.Since(start).Seconds())
 	var e *synth.Error
@@ -123,7 +153,6 @@ func (s *Server) call(ctx context.Context, c toolCall) (*synth.Result, error) {
 	if res != nil && res.Attempts > 1 {
 		m.retries.WithLabelValues(tool.ID()).Add(float64(res.Attempts - 1))
 	}
-	return res, err
 }
 
 // dryRun describes the request a call would send, sending nothing.
@@ -140,6 +169,8 @@ func (s *Server) dryRun(ctx context.Context, c toolCall) (json.RawMessage, error
 }
 
 // callContext builds the synth.CallContext of a call by tenant.
+//
+//go:noinline
 func (s *Server) callContext(tenant string, c CallContext) synth.CallContext {
 	var secrets synth.SecretResolver = auth.TenantSecrets{Store: s.cfg.Store, Tenant: tenant}
 	if s.cfg.EnvSecretsTenant != "" && tenant == s.cfg.EnvSecretsTenant {

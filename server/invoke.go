@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -17,10 +19,34 @@ import (
 // answers and errors. The call itself is the service's (calls.go).
 
 func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
+	// The steps before and after the call are calls of their own, which
+	// return before it runs: while a slow upstream answers, this frame is
+	// small on the goroutine's stack.
+	c, adm, hold := s.invokeCall(w, r)
+	if c == nil {
+		return
+	}
+	defer adm.release()
+	defer hold.Release()
+	// The call draws on the hold. An output that needs no whole-value
+	// check streams to the client as it arrives (synth.OutputSink): a big
+	// answer is not held.
+	sink := &restSink{w: w}
+	c.opts.Sink = sink
+	res, err := s.call(r.Context(), c)
+	writeInvoke(w, sink, c, res, err, s.cfg.Logger)
+}
+
+// invokeCall admits an invoke and reads its body: the call, its place
+// under the tenant's limit and its hold on the memory budget (the caller
+// releases both), or nil when it answered the request with an error.
+//
+//go:noinline
+func (s *Server) invokeCall(w http.ResponseWriter, r *http.Request) (*toolCall, admission, *budget.Hold) {
 	tool, ok := s.Tools().Tool(r.PathValue("id"))
 	if !ok {
 		toolNotFound(w, r.PathValue("id"))
-		return
+		return nil, admission{}, nil
 	}
 	// The tenant's limit first (a 429 costs nothing), then the body's bytes
 	// on the memory budget, held with everything the call reads until its
@@ -28,30 +54,35 @@ func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
 	adm, err := s.admit(tenantOf(r.Context()))
 	if err != nil {
 		err.(*refusal).write(w)
-		return
+		return nil, admission{}, nil
 	}
-	defer adm.release()
 	hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
-	defer hold.Release()
+	fail := func() (*toolCall, admission, *budget.Hold) {
+		hold.Release()
+		adm.release()
+		return nil, admission{}, nil
+	}
 	if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
 		err.(*refusal).write(w)
-		return
+		return fail()
 	}
 	req, ok := s.readCall(w, r, "an invoke body")
 	if !ok {
-		return
+		return fail()
 	}
-	// The call draws on the hold. An output that needs no whole-value
-	// check streams to the client as it arrives (synth.OutputSink): a big
-	// answer is not held.
-	sink := &restSink{w: w}
-	res, err := s.call(r.Context(), toolCall{caller: identity(r.Context()), tool: tool, context: req.Context, input: req.Input,
-		opts: synth.InvokeOptions{Hold: hold, Sink: sink}, admitted: true})
+	return &toolCall{caller: identity(r.Context()), tool: tool, context: req.Context, input: req.Input,
+		opts: synth.InvokeOptions{Hold: hold}, admitted: true}, adm, hold
+}
+
+// writeInvoke answers an invoke with the call's result or error.
+//
+//go:noinline
+func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.Result, err error, log *slog.Logger) {
 	if sink.started {
 		if err != nil {
 			// The 200 and part of the output are out: cut the response
 			// off, so that no client takes a broken value for an answer.
-			s.cfg.Logger.Warn("a streamed answer broke off; the response was cut", "tool", tool.ID(), "tenant", tenantOf(r.Context()), "error", err.Error())
+			log.Warn("a streamed answer broke off; the response was cut", "tool", c.tool.ID(), "tenant", c.tenant, "error", err.Error())
 			panic(http.ErrAbortHandler)
 		}
 		w.Write(metaJSON(res))

@@ -231,7 +231,7 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	}
 	// The key's person rules were applied where the request came in
 	// (mcpCaller, the X-Person-Id check): person is already the call's.
-	res, err := s.call(ctx, toolCall{caller: keyOf(ctx), tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
+	res, err := s.call(ctx, &toolCall{caller: keyOf(ctx), tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
 		opts: synth.InvokeOptions{Hold: hold}})
 	var rf *refusal
 	if errors.As(err, &rf) && rf.code == string(synth.CodeToolNotFound) {

@@ -82,6 +82,11 @@ func BenchmarkMCPOverhead(b *testing.B) {
 // memServer is a service with the load benchmark's tool on benchkit.Memory,
 // logging to logger (serve logs JSON), with a memory budget, and an admin key.
 func memServer(tb testing.TB, logger *slog.Logger, opts ...func(*Config)) (*Server, http.Handler, string) {
+	return memServerOver(tb, logger, benchkit.Memory{}, opts...)
+}
+
+// memServerOver is memServer with the upstream rt.
+func memServerOver(tb testing.TB, logger *slog.Logger, rt http.RoundTripper, opts ...func(*Config)) (*Server, http.Handler, string) {
 	dir := tb.TempDir()
 	os.WriteFile(filepath.Join(dir, "get.json"), []byte(`{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
 		"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
@@ -94,7 +99,7 @@ func memServer(tb testing.TB, logger *slog.Logger, opts ...func(*Config)) (*Serv
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(fetch.NewClient(fetch.Config{
 		UserAgent: httpspec.UserAgent, Logger: logger, Budget: mem,
-		WrapTransport: func(http.RoundTripper) http.RoundTripper { return benchkit.Memory{} },
+		WrapTransport: func(http.RoundTripper) http.RoundTripper { return rt },
 	})))
 	cfg := Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger, AccessLogger: logger, Budget: mem}
 	for _, o := range opts {

@@ -291,7 +291,7 @@ func (s *Server) runForConsole(ctx context.Context, tool *synth.Tool, input json
 		defer hold.Release()
 		c.opts.Hold = hold
 		var out *synth.Result
-		if out, err = s.call(ctx, c); err == nil {
+		if out, err = s.call(ctx, &c); err == nil {
 			res.Status, res.Attempts, res.DurationMs = int64(out.Status), int64(out.Attempts), out.Duration.Milliseconds()
 			res.OutsideData = out.OutsideData
 			var b bytes.Buffer

@@ -184,7 +184,24 @@ func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage
 }
 
 func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Result, error) {
+	// Three steps, the handler's between two calls that return before it
+	// runs: while a slow upstream answers, the goroutine waits with only
+	// this small frame of the tool's on its stack (a stack the runtime
+	// can then shrink), not the checks' locals.
 	start := time.Now()
+	call, err := t.begin(ctx, cc, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.handler.Handle(ctx, call)
+	return t.end(ctx, call, out, err, start)
+}
+
+// begin checks a call's input and whether it may run, and makes the
+// handler's Call.
+//
+//go:noinline
+func (t *Tool) begin(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Call, error) {
 	in, err := t.validateInput(ctx, input)
 	if err != nil {
 		return nil, err
@@ -199,9 +216,15 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 		}
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	call := newCall(cc, in, opts)
+	return newCall(cc, in, opts), nil
+}
+
+// end makes the handler's output or error the call's result: the output
+// well-formed, valid UTF-8 and valid against the output schema.
+//
+//go:noinline
+func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, start time.Time) (*Result, error) {
 	secrets := call.Secrets
-	out, err := t.handler.Handle(ctx, call)
 	if err != nil {
 		return nil, t.wrap(err).redacted(secrets)
 	}

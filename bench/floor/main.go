@@ -23,6 +23,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	upstream := flag.String("upstream", "", "upstream base URL")
 	pprofAddr := flag.String("pprof", "", "serve Go's profiler on this address; off by default")
+	idle := flag.Int("idle", 256, "idle connections kept to the upstream (the slow-calls benchmark keeps one per call in flight)")
 	flag.Parse()
 	if *pprofAddr != "" {
 		mux := http.NewServeMux()
@@ -30,6 +31,6 @@ func main() {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		go func() { log.Fatal(http.ListenAndServe(*pprofAddr, mux)) }()
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: *idle, MaxIdleConnsPerHost: *idle, IdleConnTimeout: 90 * time.Second}}
 	log.Fatal(http.ListenAndServe(*addr, benchkit.Floor(client, *upstream)))
 }

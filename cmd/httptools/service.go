@@ -22,6 +22,7 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/internal/gcpace"
 	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/policy"
@@ -292,8 +293,10 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		debug.SetMemoryLimit(p.mem.Size() + memLimitMargin)
 		if os.Getenv("GOGC") == "" {
 			// With that limit in place, a service whose live heap is a
-			// few MiB need not collect every few MiB allocated.
-			debug.SetGCPercent(serveGCPercent)
+			// few MiB need not collect every few MiB allocated; one
+			// holding thousands of slow calls must not let five times
+			// its live heap pile up either (internal/gcpace).
+			gcpace.Start(gcHeadroom, 100, serveGCPercent)
 		}
 	}
 	envTenant := ""
@@ -327,8 +330,14 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	return srv, nil
 }
 
-// serveGCPercent is serve's GOGC when neither GOGC nor GOMEMLIMIT is set.
+// serveGCPercent is serve's largest GOGC when neither GOGC nor GOMEMLIMIT
+// is set: for a live heap of gcHeadroom/4 or less. Above, the percent
+// falls to keep the heap within live + max(live, gcHeadroom), down to Go's
+// default of 100.
 const serveGCPercent = 400
+
+// gcHeadroom is the heap a cycle may allocate past a small live heap.
+const gcHeadroom = 64 << 20
 
 // memLimitMargin is the heap beyond the memory budget that serve lets the
 // Go runtime use before it collects harder (GOMEMLIMIT overrides it).

@@ -35,6 +35,22 @@ var Upstream http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http
 	io.WriteString(w, Answer)
 })
 
+// Slow answers every request with Answer after d: an API that makes its
+// callers wait (the slow-calls benchmark). The wait ends early when the
+// caller goes.
+func Slow(d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+		Upstream.ServeHTTP(w, r)
+	})
+}
+
 // Memory answers every request with Answer, in memory: no socket, no
 // server, so that what remains of a call is the client's own work.
 type Memory struct{}
