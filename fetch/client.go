@@ -149,12 +149,16 @@ func NewClient(cfg Config) *Client {
 		cfg.MaxConnsPerHost = 0 // net/http: no bound
 	}
 	c.transport = &http.Transport{
-		Proxy:                  cfg.Proxy,
-		DialContext:            c.dialer.DialContext,
-		TLSClientConfig:        cfg.TLSClientConfig,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    64,
+		Proxy:             cfg.Proxy,
+		DialContext:       c.dialer.DialContext,
+		TLSClientConfig:   cfg.TLSClientConfig,
+		ForceAttemptHTTP2: true,
+		// Idle connections as many as a host may have: calls to a slow
+		// API come in waves of the same size, and a smaller idle pool
+		// would close most connections after each wave and dial them
+		// again for the next. IdleConnTimeout closes those not used.
+		MaxIdleConns:           0,
+		MaxIdleConnsPerHost:    idlePerHost(cfg.MaxConnsPerHost),
 		MaxConnsPerHost:        cfg.MaxConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
@@ -164,6 +168,15 @@ func NewClient(cfg Config) *Client {
 	c.base = answers{c.transport}
 	c.tracer = newTracer(cfg.TracerProvider, cfg.Propagator)
 	return c
+}
+
+// idlePerHost is the idle connections kept to one host: as many as it may
+// have (maxConns 0: no bound, then 1024).
+func idlePerHost(maxConns int) int {
+	if maxConns <= 0 {
+		return 1024
+	}
+	return max(64, maxConns)
 }
 
 // CloseIdleConnections closes the pool's idle connections.

@@ -50,17 +50,28 @@ var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient
 // stack while the upstream answers (what a span needs is made in calls
 // that have returned by then).
 func (cl *call) RoundTrip(r *http.Request) (*http.Response, error) {
-	t := &cl.c.tracer
-	if t.global && tracing.Off(r.Context()) {
-		return cl.next.RoundTrip(r)
-	}
-	ctx, span := t.tracer.Start(r.Context(), r.Method, clientSpan...)
-	if !span.SpanContext().IsValid() {
-		// No trace to join and nothing recording: send as it is.
-		span.End()
+	ctx, span := cl.span(r)
+	if span == nil {
 		return cl.next.RoundTrip(r)
 	}
 	return cl.traced(ctx, span, r)
+}
+
+// span starts the attempt's span: nil when tracing is off or there is no
+// trace to join and nothing recording (the request is sent as it is).
+//
+//go:noinline
+func (cl *call) span(r *http.Request) (context.Context, trace.Span) {
+	t := &cl.c.tracer
+	if t.global && tracing.Off(r.Context()) {
+		return nil, nil
+	}
+	ctx, span := t.tracer.Start(r.Context(), r.Method, clientSpan...)
+	if !span.SpanContext().IsValid() {
+		span.End()
+		return nil, nil
+	}
+	return ctx, span
 }
 
 // traced sends r in span.

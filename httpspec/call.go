@@ -18,26 +18,14 @@ import (
 
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
-	own := h.timeout
-	if call.Options.Timeout > 0 {
-		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
-	}
-	dl, cancel := synth.WithTimeout(ctx, own)
+	dl, cancel := h.deadlines(ctx, call)
 	defer cancel()
 	cctx := dl.Call
 	req, err := h.planCall(cctx, call, "")
 	if err != nil {
 		return nil, dl.TimeoutError(err)
 	}
-	var stream func(int, io.Reader) error
-	var small *[]byte // an answer that fit in the first read: not streamed
-	if sink := call.Options.Sink; sink != nil && h.streams {
-		small = new([]byte)
-		stream = func(status int, body io.Reader) (err error) {
-			*small, err = streamJSON(cctx, call.Options.Hold, sink, status, body)
-			return err
-		}
-	}
+	stream, small := h.streamer(cctx, call)
 	resp, err := h.send(cctx, req, stream)
 	if err == nil && resp.Status == http.StatusUnauthorized && h.spec.Authorization != nil && h.spec.Authorization.Kind == AuthConnection {
 		// The token may have been revoked early: refresh once, retry once.
@@ -50,6 +38,40 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			resp.Attempts += attempts
 		}
 	}
+	return h.answer(dl, req, resp, small, err)
+}
+
+// deadlines are the call's: its own timeout under the caller's.
+//
+//go:noinline
+func (h *Handler) deadlines(ctx context.Context, call *synth.Call) (synth.Deadlines, context.CancelFunc) {
+	own := h.timeout
+	if call.Options.Timeout > 0 {
+		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
+	}
+	return synth.WithTimeout(ctx, own)
+}
+
+// streamer is how a success answer reaches the call's sink as it
+// arrives, when it may; small then gets an answer that fit in the first
+// read, which is not streamed.
+//
+//go:noinline
+func (h *Handler) streamer(cctx context.Context, call *synth.Call) (stream func(int, io.Reader) error, small *[]byte) {
+	if sink := call.Options.Sink; sink != nil && h.streams {
+		small = new([]byte)
+		stream = func(status int, body io.Reader) (err error) {
+			*small, err = streamJSON(cctx, call.Options.Hold, sink, status, body)
+			return err
+		}
+	}
+	return stream, small
+}
+
+// answer makes the call's output of its answer or error.
+//
+//go:noinline
+func (h *Handler) answer(dl synth.Deadlines, req *plan, resp *fetch.Response, small *[]byte, err error) (*synth.Output, error) {
 	if err != nil {
 		return nil, h.fetchError(dl, req, err)
 	}

@@ -96,52 +96,64 @@ func (s *Server) sensitive(h http.HandlerFunc, roles ...string) http.Handler {
 
 func (s *Server) checkKey(h http.HandlerFunc, fresh bool, roles []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || key == "" {
-			s.challenge(w, "", "")
-			writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
-			return
+		// The check is a call that returns before the route runs: the
+		// route's calls wait on their upstream with a small frame here.
+		if k := s.authenticate(w, r, fresh, roles); k != nil {
+			h(w, withIdentity(r, k))
 		}
-		// One look in the cache: a key checked lately is never throttled,
-		// and off the sensitive routes it is trusted as it is.
-		k, verified := s.cachedKey(key)
-		if !verified && s.throttled(w, r) {
-			return
-		}
-		var err error
-		if s.cfg.OIDC != nil && !strings.HasPrefix(key, auth.APIKeyPrefix) {
-			k, err = s.verifyToken(r.Context(), key)
-			var bad *errBadToken
-			switch {
-			case errors.As(err, &bad):
-				s.failedAuth(r)
-				s.challenge(w, "invalid_token", bad.why)
-				writeError(w, http.StatusUnauthorized, "unauthorized", "invalid-token", bad.why)
-				return
-			case err != nil:
-				s.cfg.Logger.Error("access token check failed", "error", err.Error())
-				w.Header().Set("Retry-After", retryAfter)
-				writeError(w, http.StatusServiceUnavailable, "unavailable", "issuer-unavailable", "the token's issuer cannot be reached to check it: try again shortly")
-				return
-			}
-		} else if !verified || fresh {
-			if k, err = s.storedKey(r.Context(), key); err != nil {
-				if errors.Is(err, connections.ErrNotFound) {
-					s.failedAuth(r)
-					s.challenge(w, "invalid_token", "unknown or revoked API key")
-					writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
-				} else {
-					writeFailure(w, s.storeRefusal("checking the API key", err))
-				}
-				return
-			}
-		}
-		if len(roles) > 0 && !slices.Contains(roles, k.Role) {
-			forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
-			return
-		}
-		h(w, withIdentity(r, k))
 	})
+}
+
+// authenticate checks the request's key or token: its key, or nil when it
+// answered the request with the refusal.
+//
+//go:noinline
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, fresh bool, roles []string) *auth.APIKey {
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || key == "" {
+		s.challenge(w, "", "")
+		writeError(w, http.StatusUnauthorized, "unauthorized", "", "send Authorization: Bearer <api key> (httptools keys create --tenant T)")
+		return nil
+	}
+	// One look in the cache: a key checked lately is never throttled,
+	// and off the sensitive routes it is trusted as it is.
+	k, verified := s.cachedKey(key)
+	if !verified && s.throttled(w, r) {
+		return nil
+	}
+	var err error
+	if s.cfg.OIDC != nil && !strings.HasPrefix(key, auth.APIKeyPrefix) {
+		k, err = s.verifyToken(r.Context(), key)
+		var bad *errBadToken
+		switch {
+		case errors.As(err, &bad):
+			s.failedAuth(r)
+			s.challenge(w, "invalid_token", bad.why)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "invalid-token", bad.why)
+			return nil
+		case err != nil:
+			s.cfg.Logger.Error("access token check failed", "error", err.Error())
+			w.Header().Set("Retry-After", retryAfter)
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "issuer-unavailable", "the token's issuer cannot be reached to check it: try again shortly")
+			return nil
+		}
+	} else if !verified || fresh {
+		if k, err = s.storedKey(r.Context(), key); err != nil {
+			if errors.Is(err, connections.ErrNotFound) {
+				s.failedAuth(r)
+				s.challenge(w, "invalid_token", "unknown or revoked API key")
+				writeError(w, http.StatusUnauthorized, "unauthorized", "", "unknown or revoked API key")
+			} else {
+				writeFailure(w, s.storeRefusal("checking the API key", err))
+			}
+			return nil
+		}
+	}
+	if len(roles) > 0 && !slices.Contains(roles, k.Role) {
+		forbidden(w, "a "+k.Role+" key cannot "+r.Method+" "+r.URL.Path+": it takes a key of role "+strings.Join(roles, " or "))
+		return nil
+	}
+	return k
 }
 
 func forbidden(w http.ResponseWriter, msg string) {

@@ -26,8 +26,31 @@ import (
 // burst (per tenant and reason, at most every refusalLogEvery).
 
 // DefaultTenantMaxInflight is the default bound on one tenant's calls in
-// flight.
+// flight of a Server built as a library (Config.TenantMaxInflight 0);
+// serve's default is CallCapacity's quarter.
 const DefaultTenantMaxInflight = 256
+
+// WaitingCallBytes is what one call in flight costs the process while its
+// upstream has not answered, rounded up from what bench/slow.sh measures
+// (about 100 KiB with HTTP/1.1 on both sides: the goroutines and their
+// stacks, the two connections' buffers, the call's state, the heap the
+// collector lets grow past it).
+const WaitingCallBytes = 128 << 10
+
+// CallCapacity is how many calls the process can hold in flight: each
+// holds a client connection (the descriptor limit's half is theirs, as
+// --max-conns has it) and, over HTTP/1.1, an upstream one (the other
+// half), and WaitingCallBytes of memory out of memory (the budget: a
+// quarter of the machine's or container's by default). serve's limits
+// are shares of it (README "Limits"): a tenant a quarter, an upstream
+// host half.
+func CallCapacity(memory int64) int {
+	c := max(64, fdLimit()/2)
+	if memory > 0 {
+		c = min(c, max(64, int(memory/WaitingCallBytes)))
+	}
+	return c
+}
 
 // Refusal reasons, as in /metrics and error bodies.
 const (

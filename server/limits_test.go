@@ -37,10 +37,20 @@ type fairRig struct {
 	slowCalls   atomic.Int64
 	dripStarted atomic.Int64
 	release     chan struct{}
+	releaseOnce sync.Once
 	drip        chan struct{}
 }
 
+// releaseAll lets every slow call answer.
+func (fr *fairRig) releaseAll() { fr.releaseOnce.Do(func() { close(fr.release) }) }
+
 func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64) *fairRig {
+	return newLimitRig(t, slow, map[string]int{"tenant-a": limitA}, 0, -1, budgetBytes)
+}
+
+// newLimitRig is newFairRig with every tenant's limit (def, and limits by
+// tenant) and the connections per upstream host.
+func newLimitRig(t testing.TB, slow time.Duration, limits map[string]int, def, perHost int, budgetBytes int64) *fairRig {
 	fr := &fairRig{log: &syncBuffer{}, release: make(chan struct{}), drip: make(chan struct{})}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big" {
@@ -74,7 +84,7 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 		io.WriteString(w, `{"ok":true}`)
 	}))
 	t.Cleanup(up.Close)
-	t.Cleanup(func() { close(fr.release) })
+	t.Cleanup(fr.releaseAll)
 	dir := t.TempDir()
 	for _, name := range []string{"slow", "fast", "big", "drip"} {
 		os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"id":"t.`+name+`","description":"`+name+`.","version":"1.0.0","mutating":false,
@@ -88,10 +98,10 @@ func newFairRig(t testing.TB, slow time.Duration, limitA int, budgetBytes int64)
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Budget: mem, MaxConnsPerHost: -1,
+		Budget: mem, MaxConnsPerHost: perHost,
 	})))
 	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: logger,
-		Budget: mem, TenantLimits: map[string]int{"tenant-a": limitA}})
+		Budget: mem, TenantMaxInflight: def, TenantLimits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +196,61 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 		t.Errorf("%d log lines for one burst of 451 refusals; want 1", lines)
 	}
 	t.Logf("A: %v; B: %d/100 ok", statusA, okB)
+}
+
+// TestDefaultSharesLetAnotherTenantReachTheSameSlowAPI: serve's limits
+// are shares of the call capacity, a tenant a quarter and an upstream host
+// half (server.CallCapacity). Scaled down to a capacity of 40: tenant A
+// floods a slow API with 30 calls; 10 wait on it, 20 get 429 at once.
+// Tenant B's 10 calls of the same API all reach it while A's still wait:
+// B is not queued behind A. With the old shape (the host's connections no
+// more than one tenant's calls), B's calls wait for A's to end.
+func TestDefaultSharesLetAnotherTenantReachTheSameSlowAPI(t *testing.T) {
+	const capacity = 40
+	for _, c := range []struct {
+		name    string
+		perHost int
+		bReach  int64 // B's calls at the upstream while A's wait
+	}{
+		{"shares", capacity / 2, 10},
+		{"host no wider than a tenant", capacity / 4, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fr := newLimitRig(t, 30*time.Second, nil, capacity/4, c.perHost, 64<<20)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			statusA, statusB := map[int]int{}, map[int]int{}
+			call := func(key string, into map[int]int) {
+				st, _, _, err := fr.invoke(key, "t.slow")
+				if err != nil {
+					st = -1
+				}
+				mu.Lock()
+				into[st]++
+				mu.Unlock()
+			}
+			for range 30 {
+				wg.Go(func() { call(fr.keyA, statusA) })
+			}
+			waitUntil(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return fr.slowCalls.Load() == 10 && statusA[429] == 20
+			})
+			for range 10 {
+				wg.Go(func() { call(fr.keyB, statusB) })
+			}
+			time.Sleep(300 * time.Millisecond) // B's calls reach the upstream, or queue for a connection
+			if got := fr.slowCalls.Load() - 10; got != c.bReach {
+				t.Errorf("B's calls at the upstream while A's wait: %d, want %d", got, c.bReach)
+			}
+			fr.releaseAll()
+			wg.Wait()
+			if statusA[200] != 10 || statusA[429] != 20 || statusB[200] != 10 {
+				t.Errorf("A %v (want 10 × 200, 20 × 429), B %v (want 10 × 200)", statusA, statusB)
+			}
+		})
+	}
 }
 
 // callTool sends one MCP tools/call of tool with no arguments and returns

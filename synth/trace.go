@@ -31,6 +31,8 @@ var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInte
 // OpenTelemetry's GenAI conventions name a tool's execution. It carries
 // the tool, the tenant and, at its end, the outcome: never the input, the
 // output or a secret.
+//
+//go:noinline
 func (t *Tool) startSpan(ctx context.Context, cc CallContext) (context.Context, trace.Span) {
 	tr := t.tracer
 	if tr == nil { // a Tool not made by a Loader

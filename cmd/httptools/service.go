@@ -68,9 +68,9 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	f.maxInflight = sizeFlag(budget.DefaultSize())
 	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
-	fs.IntVar(&f.tenantMax, "tenant-max-inflight", server.DefaultTenantMaxInflight, "calls in flight one tenant may have; more get 429 rate-limited (-1: no bound)")
+	fs.IntVar(&f.tenantMax, "tenant-max-inflight", 0, "calls in flight one tenant may have; more get 429 rate-limited (default a quarter of the process's call capacity, at least 64; -1: no bound)")
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
-	fs.IntVar(&f.connsPerHost, "max-conns-per-host", fetch.DefaultMaxConnsPerHost, "connections to one upstream host; calls beyond wait for one within their deadline (-1: no bound)")
+	fs.IntVar(&f.connsPerHost, "max-conns-per-host", 0, "connections to one upstream host; calls beyond wait for one within their deadline (default half the process's call capacity, at least 64; -1: no bound)")
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
@@ -140,13 +140,16 @@ var errNoMasterKey = fmt.Errorf("set %s (base64 of 32 bytes, the same on every r
 // A plan is what the flags ask for, checked before anything is opened,
 // listened on or created: the apps, the loader and every tool.
 type plan struct {
-	apps   connections.Apps
-	mem    *budget.Budget
-	client *fetch.Client          // tools' calls, and through HTTPClient every request of the service's own
-	remote *mcpremote.Synthesizer // the sessions and processes of remote MCP tools: closed at the end
-	loader *synth.Loader
-	tools  *server.Toolset
-	policy []byte // --policy, checked: the policy every tenant is under
+	apps connections.Apps
+	mem  *budget.Budget
+	// capacity is how many calls the process can hold in flight
+	// (server.CallCapacity); the call limits' defaults are shares of it.
+	capacity int
+	client   *fetch.Client          // tools' calls, and through HTTPClient every request of the service's own
+	remote   *mcpremote.Synthesizer // the sessions and processes of remote MCP tools: closed at the end
+	loader   *synth.Loader
+	tools    *server.Toolset
+	policy   []byte // --policy, checked: the policy every tenant is under
 }
 
 // errNoTools names the flag a newcomer forgets.
@@ -187,6 +190,19 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	}
 	reg := &synth.Registry{}
 	p.mem = budget.New(int64(f.maxInflight))
+	// The call limits are shares of what the process can hold in flight
+	// (server.CallCapacity): a tenant a quarter of it, so that it takes
+	// four tenants at their limit to fill the process; an upstream host
+	// half, so that one tenant alone never takes all the connections to
+	// an API and another tenant's calls to it still get one.
+	p.capacity = server.CallCapacity(p.mem.Size())
+	if f.tenantMax == 0 {
+		f.tenantMax = max(64, p.capacity/4)
+	}
+	if f.connsPerHost == 0 {
+		f.connsPerHost = max(64, p.capacity/2)
+	}
+	log.Info("call limits", "capacity", p.capacity, "tenant_max_inflight", f.tenantMax, "max_conns_per_host", f.connsPerHost)
 	p.client = fetch.NewClient(fetch.Config{
 		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
