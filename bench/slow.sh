@@ -24,6 +24,10 @@ ROUNDS=${3:-3}
 DELAY=${4:-2s}
 PROTO=${5:-h1}
 ulimit -n "$(ulimit -Hn)"
+# N connections arrive at once: a listen queue of the default 4,096 drops
+# their SYNs and the first requests wait out the retransmit (seconds), which
+# is the kernel's setting, not the hop's latency. Raised where allowed.
+sysctl -qw net.core.somaxconn=$((N + 1024)) net.ipv4.tcp_max_syn_backlog=$((N + 1024)) 2>/dev/null || true
 work=$(mktemp -d /tmp/httptools-slow.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true; rm -rf "$work"; }
