@@ -10,6 +10,7 @@
 # cost of a setting (OLD_FLAGS=--no-history bash bench/ab.sh HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 REV=${1:?usage: bash bench/ab.sh REV [rounds] [seconds] [concurrency]}
 ROUNDS=${2:-6}; SECS=${3:-5}; CONC=${4:-32}
 W=$(mktemp -d /tmp/httptools-ab.XXXXXX)
@@ -21,17 +22,9 @@ git worktree add -f "$W/old-src" "$REV" >/dev/null 2>&1
 go build -o "$W/new" ./cmd/httptools
 go build -o "$W/upstream" ./bench/upstream
 go build -o "$W/load" ./bench/load
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 UP=$(free_port); PO=$(free_port); PN=$(free_port)
 "$W/upstream" -addr "127.0.0.1:$UP" & pids+=($!)
-mkdir -p "$W/tools"
-cat > "$W/tools/get.json" <<JSON
-{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
- "input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},
- "output":{"type":"object"},
- "effects":[{"kind":"network","resource":"external:127.0.0.1"}],
- "spec":{"kind":"http","method":"GET","urlTemplate":"http://127.0.0.1:$UP/items/{id}"}}
-JSON
+bench_tool "$W/tools" "http://127.0.0.1:$UP"
 for v in old new; do
   port=$PO; [ $v = new ] && port=$PN
   extra=${OLD_FLAGS:-}; [ $v = new ] && extra=${NEW_FLAGS:-}

@@ -14,6 +14,7 @@
 # on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 CONC=${1:-32}
 SECS=${2:-10}
 ROUNDS=${3:-3}
@@ -30,19 +31,11 @@ go build -o "$work/upstream" ./bench/upstream
 go build -o "$work/load" ./bench/load
 go build -o "$work/floor" ./bench/floor
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 UP=$(free_port); SVC=$(free_port); NGX=$(free_port); FLOOR=$(free_port); MANY=$(free_port)
 
 "$work/upstream" -addr "127.0.0.1:$UP" & pids+=($!)
 
-mkdir -p "$work/tools"
-cat > "$work/tools/get.json" <<JSON
-{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
- "input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},
- "output":{"type":"object"},
- "effects":[{"kind":"network","resource":"external:127.0.0.1"}],
- "spec":{"kind":"http","method":"GET","urlTemplate":"http://127.0.0.1:$UP/items/{id}"}}
-JSON
+bench_tool "$work/tools" "http://127.0.0.1:$UP"
 "$work/httptools" serve --tools "$work/tools" --db "sqlite:$work/bench.db" --addr "127.0.0.1:$SVC" \
   --allow-cidr 127.0.0.0/8 --log-format json ${PPROF:+--pprof $PPROF} > "$work/serve.out" 2> "$work/serve.log" & pids+=($!)
 SVC_PID=$!

@@ -18,6 +18,7 @@
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-10000}
 SECS=${2:-20}
 ROUNDS=${3:-3}
@@ -39,7 +40,6 @@ go build -o "$work/httptools" ./cmd/httptools
 go build -o "$work/upstream" ./bench/upstream
 go build -o "$work/floor" ./bench/floor
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 UP=$(free_port)
 scheme=http
 if [ "$PROTO" = h2 ]; then
@@ -51,14 +51,7 @@ if [ "$PROTO" = h2 ]; then
 else
   "$work/upstream" -addr "127.0.0.1:$UP" -delay "$DELAY" & pids+=($!)
 fi
-mkdir -p "$work/tools"
-cat > "$work/tools/get.json" <<JSON
-{"id":"bench.get-issue","description":"Get an issue.","version":"1.0.0","mutating":false,
- "input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},
- "output":{"type":"object"},
- "effects":[{"kind":"network","resource":"external:127.0.0.1"}],
- "spec":{"kind":"http","method":"GET","urlTemplate":"$scheme://127.0.0.1:$UP/items/{id}","timeoutMs":30000}}
-JSON
+bench_tool "$work/tools" "$scheme://127.0.0.1:$UP" ',"timeoutMs":30000'
 cat > "$work/post.lua" <<'LUA'
 wrk.method = "POST"
 wrk.body = '{"input":{"id":"1"}}'
