@@ -273,10 +273,30 @@ func decodeYAML(data []byte) (any, error) {
 			return v, nil
 		}
 	}
-	if err := yaml.Unmarshal(data, &v); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	// A timestamp stays the text it was written as (2019-09-03T16:34:46.000+00:00),
+	// not a time written again in another form: the loader reads it so.
+	keepTimestamps(&doc, 0)
+	if err := doc.Decode(&v); err != nil {
 		return nil, err
 	}
 	return jsonShape(v), nil
+}
+
+// keepTimestamps tags n's timestamps, at any depth, as strings.
+func keepTimestamps(n *yaml.Node, depth int) {
+	if n == nil || depth > 512 {
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		keepTimestamps(c, depth+1)
+	}
 }
 
 func jsonShape(v any) any {
