@@ -99,7 +99,7 @@ func (a *Authorization) Resolve(ctx context.Context, cc synth.CallContext, need 
 		src := cc.Connections
 		if src == nil {
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-				"the tool needs connection %q (app %s, as %s) but no connection source is wired into the call", a.Connection, need.App, need.As)
+				"the tool needs connection %q (app %s, as %s), and this runtime has no OAuth apps to connect with: start httptools serve with --apps apps.json naming app %q (README \"Connections\"); a kernel sets synth.CallContext.Connections", a.Connection, need.App, need.As, need.App)
 		}
 		if need.As == synth.AsPerson && cc.Person == "" {
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,

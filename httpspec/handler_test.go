@@ -478,7 +478,10 @@ func TestConnectionAuth(t *testing.T) {
 		t.Errorf("no person: %v", e)
 	}
 	_, e = invoke(t, tool, synth.CallContext{Person: "u1"}, `{}`)
-	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonConnectionUnavailable {
+	// No connection source (serve without --apps): the message says the
+	// fix, not the wiring.
+	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != synth.ReasonConnectionUnavailable ||
+		!strings.Contains(e.Message, "start httptools serve with --apps apps.json naming app \"google\"") || strings.Contains(e.Message, "wired") {
 		t.Errorf("no source: %v", e)
 	}
 }

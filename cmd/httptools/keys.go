@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -83,6 +84,14 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	case verb != "list" && verb != "revoke":
 		fmt.Fprintln(stderr, usage)
 		return 2
+	}
+	if path, ok := strings.CutPrefix(*db, "sqlite:"); ok && verb != "create" {
+		// Listing or revoking in a folder with no store would make an
+		// empty one and list no keys: the keys are elsewhere, not gone.
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "httptools keys %s: no store at %s (nothing was created): run it in the folder serve ran in, or name the store with --db sqlite:PATH (or HTTPTOOLS_DB)\n", verb, path)
+			return 1
+		}
 	}
 	ctx := context.Background()
 	sq, err := openStore(ctx, *db, sqlstore.Options{}, slog.New(slog.NewTextHandler(stderr, nil)))

@@ -237,3 +237,27 @@ func TestKeysListAndRevoke(t *testing.T) {
 		t.Errorf("revoke twice: exit %d, %s", code, errOut)
 	}
 }
+
+// TestKeysListInAFolderWithoutAStore: keys list and keys revoke where no
+// store is say so and name the way to the store (exit 1), and create
+// nothing; keys create there makes the store.
+func TestKeysListInAFolderWithoutAStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("HTTPTOOLS_DB", "")
+	for _, args := range [][]string{{"keys", "list"}, {"keys", "revoke", "key_123"}} {
+		out, errOut, code := runCLI(t, args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "no store at ./httptools.db (nothing was created)") || !strings.Contains(errOut, "--db sqlite:PATH") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		if entries, _ := os.ReadDir("."); len(entries) != 0 {
+			t.Fatalf("%v created %v", args, entries)
+		}
+	}
+	if _, errOut, code := runCLI(t, "keys", "create", "--tenant", "acme"); code != 0 {
+		t.Fatalf("create: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "keys", "list")
+	if code != 0 || !strings.Contains(out, "acme") {
+		t.Errorf("list after create: exit %d, %q %q", code, out, errOut)
+	}
+}

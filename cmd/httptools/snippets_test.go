@@ -114,3 +114,19 @@ func TestDesktopSnippets(t *testing.T) {
 		t.Errorf("the store is not in the state directory: %v", err)
 	}
 }
+
+// TestREADMEStoresTheSecretBeforeTheInvoke: the README's service example
+// runs top to bottom: the GitHub token is stored before the first invoke
+// of the tool that sends it (else the invoke is 409 secret-unavailable).
+func TestREADMEStoresTheSecretBeforeTheInvoke(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	put := strings.Index(s, "-X PUT localhost:8080/v1/secrets/production/GITHUB_TOKEN")
+	invoke := strings.Index(s, "localhost:8080/v1/tools/github.get-issue/invoke")
+	if put < 0 || invoke < 0 || put > invoke {
+		t.Errorf("the secret is stored at byte %d, the first invoke is at %d: store it first", put, invoke)
+	}
+}
