@@ -86,6 +86,7 @@ var casesSchema = sync.OnceValue(func() *synth.DocumentSchema {
 	if err != nil {
 		panic("httptest: cases.schema.json: " + err.Error())
 	}
+	d.What = "a cases file (httptest/cases.schema.json)"
 	return d
 })
 

@@ -113,3 +113,13 @@ func FuzzParseCases(f *testing.F) {
 		}
 	})
 }
+
+// TestCasesFileErrorsSpeakOfTheCasesFile: an unknown field of a cases file
+// is named as a cases file's, not the Tool definition's.
+func TestCasesFileErrorsSpeakOfTheCasesFile(t *testing.T) {
+	_, err := toolstest.ParseCases([]byte(`[{"name":"x","inputs":{}}]`))
+	if err == nil || !strings.Contains(err.Error(), "[0].inputs: unknown field: remove it or fix its spelling (a cases file (httptest/cases.schema.json) takes only the fields of its schema)") ||
+		strings.Contains(err.Error(), "Tool definition") {
+		t.Errorf("%v", err)
+	}
+}

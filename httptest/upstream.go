@@ -115,13 +115,19 @@ func (resolveAll) LookupNetIP(context.Context, string, string) ([]netip.Addr, er
 	return []netip.Addr{apiAddr}, nil
 }
 
+// everyRange opens every address range of the SSRF guard.
+var everyRange = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+
 // Client returns a fetch client that sends every request to the upstream:
-// https (port 443) to its TLS server, anything else to its plain one. The
-// SSRF guard stays on (an IP-literal URL to a private range is still
-// refused); retries wait 1 ms so that cases run fast.
+// https (port 443) to its TLS server, anything else to its plain one.
+// Nothing reaches the address a tool names, so the SSRF guard's ranges are
+// open: a tool of a loopback or private API (http://127.0.0.1:8081/…) is
+// tested like any other. The manifest's own network allowlist still
+// applies. Retries wait 1 ms so that cases run fast.
 func (u *Upstream) Client() *fetch.Client {
 	return fetch.NewClient(fetch.Config{
-		Resolver: resolveAll{},
+		AllowCIDRs: everyRange,
+		Resolver:   resolveAll{},
 		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			_, port, _ := net.SplitHostPort(address)
 			to := u.plain.Listener.Addr().String()

@@ -221,11 +221,19 @@ func display(v any) string {
 
 // schemaProblems turns the manifest-schema violations of a document into
 // problems with field paths.
-func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) { schemaProblemsAt("", ve, ps) }
+func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) {
+	schemaProblemsIn("", ve, ps, "the Tool definition is closed")
+}
 
 // schemaProblemsAt is schemaProblems for a part of the manifest at base
 // (a spec, checked against its kind's schema).
 func schemaProblemsAt(base string, ve *jsonschema.ValidationError, ps *Problems) {
+	schemaProblemsIn(base, ve, ps, "the Tool definition is closed")
+}
+
+// schemaProblemsIn is schemaProblemsAt in a document whose unknown fields
+// closed explains.
+func schemaProblemsIn(base string, ve *jsonschema.ValidationError, ps *Problems, closed string) {
 	for _, l := range leaves(ve) {
 		path := joinLocation(base, l.InstanceLocation)
 		switch k := l.ErrorKind.(type) {
@@ -235,7 +243,7 @@ func schemaProblemsAt(base string, ve *jsonschema.ValidationError, ps *Problems)
 			}
 		case *kind.AdditionalProperties:
 			for _, f := range k.Properties {
-				ps.schemaError(JoinPath(path, f), "unknown field: remove it or fix its spelling (the Tool definition is closed)")
+				ps.schemaError(JoinPath(path, f), "unknown field: remove it or fix its spelling ("+closed+")")
 			}
 		case *kind.Pattern:
 			if path == "version" {
@@ -255,7 +263,12 @@ func schemaProblemsAt(base string, ve *jsonschema.ValidationError, ps *Problems)
 
 // DocumentSchema is a compiled JSON Schema (Draft 2020-12) for one of the
 // project's document formats (case files): compile it once, check many.
-type DocumentSchema struct{ sch *jsonschema.Schema }
+type DocumentSchema struct {
+	sch *jsonschema.Schema
+	// What names the document in the message of an unknown field ("a
+	// cases file"); "" says the document's schema.
+	What string
+}
 
 // CompileDocumentSchema compiles schema; external references are refused.
 func CompileDocumentSchema(schema []byte) (*DocumentSchema, error) {
@@ -271,7 +284,7 @@ func CompileDocumentSchema(schema []byte) (*DocumentSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return &DocumentSchema{sch}, nil
+	return &DocumentSchema{sch: sch}, nil
 }
 
 // Check validates a document the way manifests are checked (jsoncheck
@@ -285,7 +298,11 @@ func (d *DocumentSchema) Check(src []byte) []Problem {
 	if err := d.sch.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			schemaProblems(ve, &ps)
+			what := d.What
+			if what == "" {
+				what = "the document"
+			}
+			schemaProblemsIn("", ve, &ps, what+" takes only the fields of its schema")
 		}
 	}
 	return ps.List()

@@ -261,3 +261,35 @@ func TestKeysListInAFolderWithoutAStore(t *testing.T) {
 		t.Errorf("list after create: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestTestALoopbackTool: httptools test runs the cases of a tool whose API
+// is on loopback (its fake upstream answers every address: nothing reaches
+// 127.0.0.1), and a flag it does not take is a usage error, never a path.
+func TestTestALoopbackTool(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "local.ping.json"), []byte(`{"id":"local.ping","description":"Ping a local API.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"http://127.0.0.1:8081/ping/{id}"}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "local.ping.cases.json"), []byte(`[{"name":"answers","input":{"id":"7"},
+		"request":{"method":"GET","url":"http://127.0.0.1:8081/ping/7"},
+		"response":{"json":{"pong":7}},"output":{"pong":7}}]`), 0o644)
+	out, errOut, code := runCLI(t, "test", dir)
+	if code != 0 || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "test", "--allow-cidr", "127.0.0.0/8", dir)
+	if code != 2 || out != "" || !strings.Contains(errOut, "flag provided but not defined: -allow-cidr") || !strings.Contains(errOut, "needs no --allow-cidr") {
+		t.Errorf("--allow-cidr: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestValidateCountsInWords: one manifest is "1 manifest", one error "1
+// error".
+func TestValidateCountsInWords(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(`{}`), 0o644)
+	_, errOut, code := runCLI(t, "validate", dir)
+	if code != 1 || !strings.Contains(errOut, "1 manifest, ") || strings.Contains(errOut, "1 manifests") || !strings.Contains(errOut, " errors, 0 warnings") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}

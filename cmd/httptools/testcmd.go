@@ -10,17 +10,15 @@ import (
 
 // testCases runs every *.cases.json below the folders given (default ".")
 // against an in-process fake upstream and prints N passed, N failed.
-const testHelp = `usage: httptools test [DIR|MANIFEST]…
-
-Run every NAME.cases.json beside its NAME.json against an in-process fake upstream (no network): the exact request,
-then the output or error. Prints each failing case with a diff (- expected, + got) and ends with "N passed, N failed";
-exit 1 on any failure, and 2 when there is no case to run.
-`
-
 func testCases(args []string, stdout, stderr io.Writer) int {
-	if wantsHelp(args) {
-		fmt.Fprint(stdout, testHelp)
-		return 0
+	fs := newCommand("test", "test [DIR|MANIFEST]…",
+		`Run every NAME.cases.json beside its NAME.json against an in-process fake upstream (no network): the exact request,
+then the output or error. Prints each failing case with a diff (- expected, + got) and ends with "N passed, N failed";
+exit 1 on any failure, and 2 when there is no case to run. The fake upstream answers every address, so a tool of a
+loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; the manifest's network allowlist applies.`)
+	args, rc, ok := fs.parse(args, stdout, stderr)
+	if !ok {
+		return rc
 	}
 	if len(args) == 0 {
 		args = []string{"."}

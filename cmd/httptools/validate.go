@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/httptools/httptools/auth"
@@ -71,7 +72,7 @@ from $HTTPTOOLS_SECRET_<ENV>_<NAME>.`)
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "%d manifests, %d errors, %d warnings\n", len(files), nerr, nwarn)
+	fmt.Fprintf(stderr, "%s, %s, %s\n", plural(len(files), "manifest"), plural(nerr, "error"), plural(nwarn, "warning"))
 	if nerr > 0 {
 		return 1
 	}
@@ -163,4 +164,12 @@ func manifestFiles(args []string) ([]string, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// plural is "1 manifest", "2 manifests", "0 errors".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
