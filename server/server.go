@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -307,9 +308,33 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("/ui/", ui)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			// A route of this path, another method (GET …/invoke): 405
+			// with the methods it takes, not "no route".
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method-not-allowed", "", r.Method+" "+r.URL.Path+": it takes "+strings.Join(allow, " or "))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 	})
 	return traceContext(s.accessLog(mux))
+}
+
+// allowedMethods lists the methods a route of r's path takes, other than
+// r's own: none when no route has the path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := *r
+		probe.Method = m
+		if _, pattern := mux.Handler(&probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // MetricsHandler serves the Prometheus metrics without a key, for an
