@@ -61,9 +61,7 @@ func (c *command) help(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "\nflags:")
-	c.SetOutput(w)
-	c.PrintDefaults()
-	c.SetOutput(io.Discard)
+	c.printFlags(w)
 	if c.env && c.envOnly != nil {
 		var vs []string
 		c.VisitAll(func(f *flag.Flag) {
@@ -75,6 +73,54 @@ func (c *command) help(w io.Writer) {
 	} else if c.env {
 		fmt.Fprintln(w, "\nEach flag may also be set by its variable: HTTPTOOLS_ and the flag's name in capitals,\n- as _ (--public-url: HTTPTOOLS_PUBLIC_URL; lists comma-separated). The command line wins.")
 	}
+}
+
+// printFlags is flag.PrintDefaults with the flags written as they are
+// used, --name, and no second default where the usage names its own
+// ("(default a quarter of memory)").
+func (c *command) printFlags(w io.Writer) {
+	c.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		if b.Len() <= 5 { // "  --x": the usage fits on the same line
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if !strings.Contains(usage, "(default") && !isZeroDefault(f) {
+			if isString(f) {
+				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(&b, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	})
+}
+
+// isZeroDefault reports whether f's default is its type's zero value,
+// which the help leaves out as flag.PrintDefaults does.
+func isZeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "[]", "0s":
+		return true
+	}
+	return false
+}
+
+// isString reports whether f is a string flag (its default is quoted).
+func isString(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	_, s := g.Get().(string)
+	return s
 }
 
 // parse parses args, flags before or after the positional arguments (which

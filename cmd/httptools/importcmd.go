@@ -22,7 +22,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 	out := fs.String("out", "", "write one NAME.json per tool into this folder (default: print a JSON array)")
 	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host, else the title)")
 	server := fs.String("server", "", "the API's base URL, when the document's first server is not absolute")
-	envName := fs.String("env-name", "production", "envName of the generated secretRefs")
+	envName := fs.String("env-name", "production", "the envName of the secretRefs the imported tools name: their secrets are stored as ENV/NAME (production/GITHUB_TOKEN; HTTPTOOLS_SECRET_PRODUCTION_GITHUB_TOKEN)")
 	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
 	check := fs.Bool("check", false, "compare every imported tool with its operation without sending anything (method, server, path, parameters in their places and styles, body, credentials), printing each finding and the count by class; exit 1 if any")
 	refsRoot := fs.String("refs-root", "", "with --allow-external-refs: read referenced files below this folder instead (a description whose shared schemas sit in a sibling folder, ../common/)")

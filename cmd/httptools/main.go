@@ -24,9 +24,10 @@ Usage:
       "file: warning: field.path: message" per warning; exit 1 on any error.
 
   httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID]
-                 [--allow-cidr CIDR]… [--dry-run]
+                 [--allow-cidr CIDR]… [--dry-run [--format curl|json]]
       Run one call and print its output JSON. --dry-run prints the request it
-      would send, secrets redacted, and sends nothing. Loopback, private and
+      would send (a curl line, or JSON with --format json), secrets redacted,
+      and sends nothing. Loopback, private and
       metadata addresses are refused unless --allow-cidr opens them. On a
       tool error, prints {"error":{…}} on stderr and exits 1.
 
@@ -34,12 +35,16 @@ Usage:
       Run every NAME.cases.json beside its NAME.json against an in-process fake
       upstream (no network): the exact request, then the output or error. Prints
       each failing case with a diff and ends with "N passed, N failed"; exit 1
-      on any failure.
+      on any failure. A loopback or private API's tool needs no --allow-cidr:
+      nothing reaches the address it names.
 
   httptools import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL]
-      Turn OpenAPI 3.0/3.1 operations into manifests (printed as a JSON array,
-      or one file per tool with --out); what could not be imported is a
-      warning on stderr.
+                 [--env-name NAME] [--allow-external-refs [--refs-root DIR]] [--check]
+      Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON
+      or YAML) into manifests (printed as a JSON array, or one file per tool
+      with --out); what could not be imported is a warning on stderr.
+      --allow-external-refs reads the files a multi-file document refers to;
+      --check compares every tool with its operation, sending nothing.
 
   httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
                   [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
@@ -47,8 +52,12 @@ Usage:
       Serve every tool of DIR over REST (/v1/…) and MCP (/mcp) to the tenants of
       its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.
 
-  httptools keys create --tenant T [--db …]
-      Print a new API key for tenant T, once.
+  httptools keys create --tenant T [--role admin|service|person] [--person ID]
+                        [--toolset NAME] [--db …]
+      Print a new API key for tenant T, once (only its hash is stored).
+  httptools keys list [--tenant T] [--db …]
+  httptools keys revoke ID [--db …]
+      List the keys (never the keys themselves), or revoke one.
 
   httptools mcp --tools DIR [--person ID] [--db …]
       Serve the tools over MCP on stdin/stdout, as tenant local.

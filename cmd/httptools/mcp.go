@@ -21,7 +21,7 @@ func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		`Serve the tools over MCP on stdin/stdout, as tenant local (for desktop clients: Claude Desktop, Cursor, VS Code).
 The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR and tells the client.`).fromEnv()
 	var f serviceFlags
-	f.register(fs.FlagSet)
+	f.register(fs.FlagSet, false)
 	person := fs.String("person", "", "the person calls act for")
 	toolset := fs.String("toolset", "", "serve only this toolset of the tool policy (--policy defines them)")
 	f.db = "" // the state directory, not the working folder: see stateDB

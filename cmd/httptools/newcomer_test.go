@@ -293,3 +293,31 @@ func TestValidateCountsInWords(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
+
+// TestHelpSaysWhatIsThere: the top-level help names every command and the
+// flags a newcomer needs; flags print as they are typed (--addr); a
+// default the usage words itself is not printed twice; mcp lists no flag
+// of serve's HTTP side.
+func TestHelpSaysWhatIsThere(t *testing.T) {
+	top, _, _ := runCLI(t, "--help")
+	for _, want := range []string{"keys list", "keys revoke", "--role", "--person", "--format json", "--allow-external-refs", "Swagger 2.0", "--env-name", "--check"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("top-level help lacks %q", want)
+		}
+	}
+	serve, _, _ := runCLI(t, "serve", "--help")
+	if !strings.Contains(serve, "\n  --addr string\n") || strings.Contains(serve, "\n  -addr") {
+		t.Errorf("serve --help:\n%s", serve)
+	}
+	for _, line := range strings.Split(serve, "\n") {
+		if strings.Count(line, "(default") > 1 {
+			t.Errorf("two defaults: %s", line)
+		}
+	}
+	mcp, _, _ := runCLI(t, "mcp", "--help")
+	for _, serveOnly := range []string{"--ui", "--oidc", "--public-url", "--tenant-limit", "--tenant-max-inflight", "--no-access-log"} {
+		if strings.Contains(mcp, "  "+serveOnly+" ") {
+			t.Errorf("mcp --help lists %s, a flag of serve's HTTP side", serveOnly)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		`Serve every tool of DIR over REST (/v1/…), MCP (/mcp) and a web console (/ui, on by default on a loopback address) to
 the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.`).fromEnv()
 	var f serviceFlags
-	f.register(fs.FlagSet)
+	f.register(fs.FlagSet, true)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long calls in flight may take to finish")
 	drainDelay := fs.Duration("drain-delay", 5*time.Second, "on SIGTERM, how long the open connections are served (each closed after its next answer, /readyz 503) after the port closes, before idle ones are closed: longer than a proxy's idle keep-alive (docs/deploy/nginx.conf: 2 s), so it never sends a request on a connection being closed (Ctrl-C skips it)")

@@ -55,21 +55,18 @@ type serviceFlags struct {
 	historyMaxRows                              int
 }
 
-func (f *serviceFlags) register(fs *flag.FlagSet) {
+// register defines the flags of serve, or with serve false of mcp, which
+// has no HTTP side: no console, no public URL, no OIDC, no access log, one
+// tenant (so no tenant limits).
+func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	fs.StringVar(&f.tools, "tools", "", "folder of tool manifests (every *.json below it; *.cases.json are test cases)")
 	fs.StringVar(&f.db, "db", "sqlite:./httptools.db", "store: sqlite:PATH, or postgres://… for several replicas")
 	fs.StringVar(&f.apps, "apps", "", "apps.json with the OAuth apps connections use (none: connection tools fail with connection-unavailable)")
-	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
 	fs.Var(&f.allow, "allow-cidr", "let tools reach this range despite the SSRF guard (repeatable)")
 	fs.IntVar(&f.maxTimeout, "max-timeout", synth.DefaultMaxTimeoutMs, "the largest timeoutMs a manifest may set")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
-	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
-	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	f.maxInflight = sizeFlag(budget.DefaultSize())
 	fs.Var(&f.maxInflight, "max-inflight-bytes", "memory budget for bodies in flight (request bodies, upstream answers, responses), e.g. 512MiB; calls wait for room within their deadline, else 503 overloaded (default a quarter of the machine's or container's memory)")
-	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
-	fs.IntVar(&f.tenantMax, "tenant-max-inflight", 0, "calls in flight one tenant may have; more get 429 rate-limited (default a quarter of the process's call capacity, at least 64; -1: no bound)")
-	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", 0, "connections to one upstream host; calls beyond wait for one within their deadline (default half the process's call capacity, at least 64; -1: no bound)")
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
@@ -77,6 +74,16 @@ func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve and mcp refuse any other")
 	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
+	if !serve {
+		f.ui = "off"
+		return
+	}
+	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
+	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
+	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
+	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
+	fs.IntVar(&f.tenantMax, "tenant-max-inflight", 0, "calls in flight one tenant may have; more get 429 rate-limited (default a quarter of the process's call capacity, at least 64; -1: no bound)")
+	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
 
