@@ -94,7 +94,9 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	ctx := context.Background()
-	sq, err := openStore(ctx, *db, sqlstore.Options{}, slog.New(slog.NewTextHandler(stderr, nil)))
+	// Warnings only: the key file's informational line on every keys
+	// command is noise (its making is a warning, and shows).
+	sq, err := openStore(ctx, *db, sqlstore.Options{}, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools keys:", err)
 		return 1

@@ -95,7 +95,7 @@ func TestToolsFlagProblems(t *testing.T) {
 		{[]string{"--tools", "empty"}, "--tools empty: no manifest (*.json) below it"},
 		{[]string{"--tools", "/nonexistent"}, "--tools /nonexistent: no such file or directory"},
 		{[]string{"--tools", "tool.json"}, "--tools tool.json: not a folder"},
-		{[]string{"--tools", "broken"}, "--tools broken: 1 problems; nothing was started"},
+		{[]string{"--tools", "broken"}, "--tools broken: 1 problem; nothing was started"},
 	} {
 		for _, cmd := range []string{"serve", "mcp"} {
 			args := append([]string{cmd, "--addr", taken}, c.args...)
@@ -104,7 +104,11 @@ func TestToolsFlagProblems(t *testing.T) {
 				t.Setenv("XDG_STATE_HOME", filepath.Join(cwd, "state"))
 			}
 			_, errOut, code := runCLI(t, args...)
-			if code != 1 || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "address already in use") {
+			want := 1
+			if c.args == nil {
+				want = 2 // no --tools: a usage error, exit 2 as every other
+			}
+			if code != want || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "address already in use") {
 				t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 			}
 		}

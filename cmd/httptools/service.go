@@ -240,10 +240,13 @@ func loadFailed(stderr io.Writer, cmd, dir string, err error) int {
 		for _, l := range le.Lines {
 			fmt.Fprintln(stderr, l)
 		}
-		fmt.Fprintf(stderr, "httptools %s: --tools %s: %d problems; nothing was started\n", cmd, dir, len(le.Lines))
+		fmt.Fprintf(stderr, "httptools %s: --tools %s: %s; nothing was started\n", cmd, dir, plural(len(le.Lines), "problem"))
 		return 1
 	}
 	fmt.Fprintf(stderr, "httptools %s: %v; nothing was started\n", cmd, err)
+	if errors.Is(err, errNoTools) {
+		return 2 // a usage error, as every other
+	}
 	return 1
 }
 

@@ -87,8 +87,8 @@ func (k *Keyring) Open(id string, sealed, aad []byte) ([]byte, error) {
 
 // LoadKeyring reads HTTPTOOLS_MASTER_KEY (and HTTPTOOLS_MASTER_KEY_OLD). When
 // it is unset, a key is generated into keyFile with mode 0600 (or read from
-// it if it exists) and a warning is logged: fine on a laptop, not for
-// production.
+// it if it exists): fine on a laptop, not for production. Making the file
+// logs a warning; using it again, an informational line.
 func LoadKeyring(getenv func(string) string, keyFile string, log *slog.Logger) (*Keyring, error) {
 	var keys [][]byte
 	if v := getenv(MasterKeyEnv); v != "" {
@@ -102,12 +102,13 @@ func LoadKeyring(getenv func(string) string, keyFile string, log *slog.Logger) (
 		if err != nil {
 			return nil, err
 		}
-		if log != nil {
-			msg := "using the local master key file; set " + MasterKeyEnv + " in production"
-			if created {
-				msg = "generated a local master key file; set " + MasterKeyEnv + " in production"
-			}
-			log.Warn(msg, "file", keyFile)
+		switch {
+		case log == nil:
+		case created:
+			// Once, when the key is made: the warning is news then.
+			log.Warn("generated a local master key file; set "+MasterKeyEnv+" in production", "file", keyFile)
+		default:
+			log.Info("using the local master key file; set "+MasterKeyEnv+" in production", "file", keyFile)
 		}
 		keys = append(keys, key)
 	}

@@ -87,9 +87,18 @@ func TestLoadKeyring(t *testing.T) {
 	if !strings.Contains(logs.String(), "generated a local master key") || !strings.Contains(logs.String(), MasterKeyEnv) {
 		t.Errorf("no warning: %s", logs.String())
 	}
+	if !strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("making the key file is a warning: %s", logs.String())
+	}
+	logs.Reset()
 	k2, _ := LoadKeyring(func(string) string { return "" }, file, log)
 	if k1.KeyID() != k2.KeyID() {
 		t.Error("the key file must be reused")
+	}
+	// Using it again is no news: an informational line, not a warning on
+	// every keys command and desktop start.
+	if !strings.Contains(logs.String(), "level=INFO msg=\"using the local master key file") || strings.Contains(logs.String(), "WARN") {
+		t.Errorf("reusing the key file: %s", logs.String())
 	}
 	env := map[string]string{MasterKeyEnv: base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
 	k3, err := LoadKeyring(func(k string) string { return env[k] }, file, log)
