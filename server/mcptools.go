@@ -34,8 +34,13 @@ func NewMCPTool(t *synth.Tool) MCPTool {
 	mt := &mcp.Tool{Name: t.ID(), Description: m.Description, InputSchema: mcpInputSchema(m.Input)}
 	out := MCPTool{Tool: mt}
 	if len(m.Output) > 0 {
-		if gjson.GetBytes(m.Output, "type").String() == "object" && gjson.GetBytes(m.Output, "type").Type == gjson.String {
+		if t := gjson.GetBytes(m.Output, "type"); t.Type == gjson.String && t.Str == "object" {
 			mt.OutputSchema = json.RawMessage(m.Output)
+		} else if !t.Exists() && objectOnly(m.Output, m.Output, 0) {
+			// An allOf with an object among its parts (an imported
+			// description's base and extension) admits objects only: offered
+			// as it is, with the type MCP asks for said at the top.
+			mt.OutputSchema = withObjectType(m.Output)
 		} else {
 			mt.OutputSchema = wrapOutputSchema(m.Output)
 			out.Wrapped = true
@@ -47,6 +52,70 @@ func NewMCPTool(t *synth.Tool) MCPTool {
 	}
 	mt.Title = mt.Annotations.Title
 	return out
+}
+
+// objectOnly says schema (a part of root) admits objects only: its type is
+// "object", or one of its allOf parts admits objects only (allOf holds a
+// value to every part), a local $ref followed.
+func objectOnly(schema, root []byte, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	s := gjson.ParseBytes(schema)
+	if ref := s.Get(`\$ref`); ref.Type == gjson.String {
+		target, ok := localRef(root, ref.Str)
+		return ok && objectOnly(target, root, depth+1)
+	}
+	if t := s.Get("type"); t.Type == gjson.String {
+		return t.Str == "object"
+	}
+	for _, part := range s.Get("allOf").Array() {
+		if objectOnly([]byte(part.Raw), root, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// localRef is the part of root a local reference (#/$defs/Name) names.
+func localRef(root []byte, ref string) ([]byte, bool) {
+	ptr, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, false
+	}
+	var path []string
+	for _, tok := range strings.Split(ptr, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		path = append(path, escapeGJSON(tok))
+	}
+	r := gjson.GetBytes(root, strings.Join(path, "."))
+	return []byte(r.Raw), r.Exists()
+}
+
+// escapeGJSON escapes what gjson's paths treat as syntax.
+func escapeGJSON(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`.*?|#@\!=<>%$`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// withObjectType is schema with "type": "object" at its top.
+func withObjectType(schema json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return schema
+	}
+	m["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return schema
+	}
+	return b
 }
 
 // mcpInputSchema makes the input schema one MCP accepts.

@@ -28,6 +28,12 @@ func TestMCPToolsAsClientsSeeThem(t *testing.T) {
 			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up + `/list"}}`,
 		"del.json": `{"id":"t.delete-item","description":"Delete.","version":"1.0.0","mutating":true,"effects":[{"kind":"deletes"}],"input":{"type":"object"},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"DELETE","urlTemplate":"` + up + `/del"}}`,
+		"allof.json": `{"id":"t.echo-all-of","description":"Echo, its output an allOf as importers write it.","version":"1.0.0","mutating":false,"input":{"type":"object","properties":{"id":{"type":"string"}}},
+			"output":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"path":{"type":"string"}}}],"$defs":{"base":{"type":"object"}}},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up + `/items/{id}"}}`,
+		"untyped.json": `{"id":"t.echo-untyped","description":"Echo, its output untyped parts only.","version":"1.0.0","mutating":false,"input":{"type":"object","properties":{"id":{"type":"string"}}},
+			"output":{"allOf":[{"properties":{"path":{"type":"string"}}}]},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up + `/items/{id}"}}`,
 		"create.json": `{"id":"t.create","description":"Create.","version":"1.0.0","mutating":true,"metadata":{"title":"Create a thing"},"input":{"type":"object"},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"POST","urlTemplate":"` + up + `/create","headers":[{"name":"Idempotency-Key","value":""}]}}`,
 	} {
@@ -96,6 +102,24 @@ func TestMCPToolsAsClientsSeeThem(t *testing.T) {
 	sc, _ = json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(sc), `"path":"/items/7"`) {
 		t.Errorf("echo structuredContent %s", sc)
+	}
+	// An allOf with an object part admits objects only: offered as it is
+	// (no "result"), and a call's structuredContent is the object itself.
+	ao, _ := json.Marshal(byName["t.echo-all-of"].OutputSchema)
+	if strings.Contains(string(ao), `"result"`) || !strings.Contains(string(ao), `"type":"object"`) || !strings.Contains(string(ao), `"$ref":"#/$defs/base"`) {
+		t.Errorf("allOf output schema %s", ao)
+	}
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "t.echo-all-of", Arguments: map[string]any{"id": "8"}})
+	if err != nil || res.IsError {
+		t.Fatalf("allOf call: %+v %v", res, err)
+	}
+	sc, _ = json.Marshal(res.StructuredContent)
+	if !strings.HasPrefix(string(sc), `{"`) || strings.HasPrefix(string(sc), `{"result"`) || !strings.Contains(string(sc), `"path":"/items/8"`) {
+		t.Errorf("allOf structuredContent %s", sc)
+	}
+	// Parts that say no type admit any value: still wrapped.
+	if uo, _ := json.Marshal(byName["t.echo-untyped"].OutputSchema); !strings.Contains(string(uo), `"result"`) {
+		t.Errorf("untyped allOf output schema %s", uo)
 	}
 	_ = synth.CodeHandlerError
 }
