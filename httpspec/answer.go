@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -24,7 +26,11 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	if resp.Status < rng.Min || resp.Status > rng.Max {
 		start := excerpt(r.Secrets.Redact(string(resp.Body)), 512)
 		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
-		if start != "" {
+		if page, ok := htmlDigest(resp, start); ok {
+			// An error page's markup is no message: its title (or its
+			// text) is, and details.body keeps the page's start.
+			msg += ": " + page + " (an HTML page; details.body has its start)"
+		} else if start != "" {
 			msg += ": " + start
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
@@ -53,6 +59,34 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	}
 	out.Status, out.Attempts = resp.Status, resp.Attempts
 	return out, nil
+}
+
+var (
+	htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	htmlTag   = regexp.MustCompile(`(?s)<[^>]*>|<!--.*?-->`)
+	spaces    = regexp.MustCompile(`\s+`)
+)
+
+// htmlDigest words an HTML answer (its Content-Type says so, or it starts
+// as a page does) as text: its title, else its text, cut. start is the
+// body's redacted excerpt.
+func htmlDigest(resp *fetch.Response, start string) (string, bool) {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	head := strings.ToLower(strings.TrimSpace(start))
+	if !strings.Contains(ct, "html") && !strings.HasPrefix(head, "<!doctype html") && !strings.HasPrefix(head, "<html") {
+		return "", false
+	}
+	text := ""
+	if m := htmlTitle.FindStringSubmatch(start); m != nil {
+		text = m[1]
+	} else {
+		text = htmlTag.ReplaceAllString(start, " ")
+	}
+	text = strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(text), " "))
+	if text == "" {
+		return "an HTML page", true
+	}
+	return excerpt(text, 160), true
 }
 
 // notJSON words an answer jsoncheck refused: a limit it broke, or that it

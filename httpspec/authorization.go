@@ -145,7 +145,7 @@ func (a *Authorization) Check(m *synth.Manifest, path string, ps *synth.Problems
 func secretError(ref synth.SecretRef, err error) error {
 	if errors.Is(err, synth.ErrSecretNotFound) {
 		return synth.PreconditionFailed(synth.ReasonSecretUnavailable,
-			"secret %s is not set: store it for the tenant, or for local use set %s", ref, auth.EnvVar(ref))
+			"secret %s is not set: a service stores it with PUT /v1/secrets/%s (or on the console's Secrets page); a local call takes --secret %s=… or $%s", ref, ref, ref, auth.EnvVar(ref))
 	}
 	// Any other failure is the resolver's backend (a store that is down,
 	// frozen or unreadable), not the call's: it may be tried again. The

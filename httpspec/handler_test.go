@@ -181,7 +181,7 @@ func TestURLValueErrors(t *testing.T) {
 		if e == nil || e.Code != synth.CodeHandlerError || e.Reason != tc.reason || !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s: got %v", tc.input, e)
 		}
-		if e != nil && !strings.HasPrefix(e.Message, `Tool "t.tool" handler threw: `) {
+		if e != nil && !strings.HasPrefix(e.Message, `Tool "t.tool" failed: `) {
 			t.Errorf("message %q", e.Message)
 		}
 	}
@@ -227,7 +227,10 @@ func TestAuth(t *testing.T) {
 		t.Errorf("no resolver: %v", e)
 	}
 	_, e = invoke(t, bearer, synth.CallContext{Secrets: auth.Map{}}, `{}`)
-	if e == nil || e.Reason != synth.ReasonSecretUnavailable || !strings.HasPrefix(e.Message, `Tool "t.tool" was not run: secret-unavailable: secret production/TOKEN`) {
+	// The message says how to store it, for the service and for a local call.
+	if e == nil || e.Reason != synth.ReasonSecretUnavailable || !strings.HasPrefix(e.Message, `Tool "t.tool" was not run: secret-unavailable: secret production/TOKEN`) ||
+		!strings.Contains(e.Message, "PUT /v1/secrets/production/TOKEN") || !strings.Contains(e.Message, "--secret production/TOKEN=") ||
+		!strings.Contains(e.Message, "$HTTPTOOLS_SECRET_PRODUCTION_TOKEN") {
 		t.Errorf("missing secret: %v", e)
 	}
 	if up.count() != sent {
@@ -524,5 +527,23 @@ func TestIdempotencyKey(t *testing.T) {
 		if (len(got) == 1) != tc.present || (tc.present && got[0] != tc.want) {
 			t.Errorf("%s with key %q: header %q, want %q", tc.input, tc.ctxKey, got, tc.want)
 		}
+	}
+}
+
+// TestHTMLErrorPageIsWordedAsText: an upstream's HTML error page is not
+// put whole in the message: its title is, and details.body keeps the
+// page's start.
+func TestHTMLErrorPageIsWordedAsText(t *testing.T) {
+	page := "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(502)
+		io.WriteString(w, page)
+	})
+	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`)
+	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
+	if e == nil || e.Reason != httpspec.ReasonUpstreamStatus || !strings.HasSuffix(e.Message, ": 502 Bad Gateway (an HTML page; details.body has its start)") ||
+		strings.Contains(e.Message, "<") || !strings.Contains(e.Body, "<title>502 Bad Gateway</title>") {
+		t.Errorf("%v; body %q", e, e.Body)
 	}
 }

@@ -128,7 +128,7 @@ func (e *Error) Details() map[string]any {
 }
 
 // HandlerError returns a handler-error with a reason. Tool.Invoke prefixes the
-// message with `Tool "<id>" handler threw: `.
+// message with `Tool "<id>" failed: ` (the reference runtime's "handler threw" is a JavaScript word).
 func HandlerError(reason, format string, args ...any) *Error {
 	return &Error{Code: CodeHandlerError, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
@@ -147,7 +147,7 @@ func (e *Error) finish(toolID string) *Error {
 	switch c.Code {
 	case CodeHandlerError:
 		if !strings.HasPrefix(c.Message, "Tool ") {
-			c.Message = fmt.Sprintf("Tool %q handler threw: %s", toolID, c.Message)
+			c.Message = fmt.Sprintf("Tool %q failed: %s", toolID, c.Message)
 		}
 	case CodePreconditionFailed:
 		if !strings.HasPrefix(c.Message, "Tool ") {

@@ -325,3 +325,15 @@ func TestHelpSaysWhatIsThere(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeToolsSaysTheWorkingFolder: a relative --tools that is not
+// there names the folder it was read from (a desktop client's is often /).
+func TestRelativeToolsSaysTheWorkingFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	_, errOut, code := runCLI(t, "mcp", "--tools", "fixtures/tools")
+	if code != 1 || !strings.Contains(errOut, "(a relative path, read from the working folder "+dir+": give an absolute one)") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}

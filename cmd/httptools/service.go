@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -174,6 +175,11 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 		return nil, errNoTools
 	}
 	if fi, err := os.Stat(f.tools); err != nil {
+		if cwd, werr := os.Getwd(); werr == nil && !filepath.IsAbs(f.tools) {
+			// A desktop client starts the server in its own folder (often
+			// /): a relative path is read from there.
+			return nil, fmt.Errorf("--tools %s: %w (a relative path, read from the working folder %s: give an absolute one)", f.tools, unwrapPath(err), cwd)
+		}
 		return nil, fmt.Errorf("--tools %s: %w", f.tools, unwrapPath(err))
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("--tools %s: not a folder; name the folder that holds the manifests", f.tools)
