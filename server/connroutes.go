@@ -36,9 +36,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 var connectedPage = template.Must(template.New("ok").Parse(`<!doctype html>
-<meta charset="utf-8"><title>Connected</title>
-<p id="outcome">{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
+<html lang="en"><head>
+<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{if .OK}}Connected{{else}}Not connected{{end}} · httptools</title>
+<link rel="stylesheet" href="/ui/static/console.css">
+</head><body><main id="main">
+<h1>{{if .OK}}Connected{{else}}Not connected{{end}}</h1>
+<p id="outcome" {{if not .OK}}class="error"{{end}}>{{if .OK}}Connected: the {{.App}} account of {{.Whose}} is ready to use. You can close this window.{{else}}Not connected: {{.Message}}{{end}}</p>
 {{if .UI}}<p><a id="back" href="/ui/connections">Back to the connections</a></p>{{end}}
+</main></body></html>
 `))
 
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {

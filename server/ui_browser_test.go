@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,8 +204,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	p.do("connect", chromedp.Navigate(base+"/ui/connections"), chromedp.WaitVisible(css("#connect")),
 		chromedp.SetValue(css("#as"), "person"), chromedp.SendKeys(css("#connect-person"), "u1"),
 		chromedp.Click(css("#connect")), chromedp.WaitVisible(css("#outcome")))
-	if got := p.text("#outcome"); !strings.HasPrefix(got, "Connected: the google account of person u1") {
-		t.Errorf("callback page: %q", got)
+	if got, title := p.text("#outcome"), eval[string](p, "document.title"); !strings.HasPrefix(got, "Connected: the google account of person u1") || title != "Connected · httptools" {
+		t.Errorf("callback page: %q, title %q", got, title)
 	}
 	p.shot("6-connected")
 	p.do("back to the list", chromedp.Click(css("#back")), chromedp.WaitVisible(css("#connections")))
@@ -253,6 +254,65 @@ func TestConsoleInABrowser(t *testing.T) {
 		p.do("read "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(css("main")))
 		if strings.Contains(p.html(), r.keyA) {
 			t.Errorf("%s holds the API key", path)
+		}
+	}
+}
+
+// TestConsoleResultInView: after Run and after Dry run the page opens at
+// the result, at a desktop's size and a phone's, so that a click never
+// looks like nothing happened; the pages have an icon, and a tool id is
+// not broken at its hyphens. Screenshots of each are named in the log.
+func TestConsoleResultInView(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true })
+	// A tool of many fields, as imported ones have: its form is longer
+	// than a window, and its result below it.
+	up := strings.TrimSuffix(gjsonURL(t, r), "/")
+	var props []string
+	for i := range 12 {
+		props = append(props, fmt.Sprintf(`"field_%02d":{"type":"string","description":"The %d-th field, described at some length as APIs describe theirs."}`, i, i))
+	}
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "long.json"), []byte(`{"id":"t.search-all-the-things","description":"Search with many fields.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"id":{"type":"string"},`+strings.Join(props, ",")+`}},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/items/{id}"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
+	base := r.http.URL
+	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
+		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	if icon := eval[string](p, `document.querySelector('link[rel="icon"]')?.href ?? ""`); !strings.HasPrefix(icon, "data:image/svg+xml") {
+		t.Errorf("no icon: %q", icon)
+	}
+	const inView = `(r => r.top >= 0 && r.top < window.innerHeight)(document.getElementById("result").getBoundingClientRect())`
+	for _, vp := range []struct {
+		w, h   int64
+		mobile bool
+	}{{1280, 800, false}, {390, 844, true}} {
+		size := strconv.FormatInt(vp.w, 10) + "x" + strconv.FormatInt(vp.h, 10)
+		emulate := chromedp.EmulateViewport(vp.w, vp.h)
+		if vp.mobile {
+			emulate = chromedp.EmulateViewport(vp.w, vp.h, chromedp.EmulateMobile)
+		}
+		for _, action := range []string{"run", "dry-run"} {
+			want := map[string]string{"run": "#output", "dry-run": "#curl"}[action]
+			p.do(action+" at "+size, emulate, chromedp.Navigate(base+"/ui/tools/t.search-all-the-things"), chromedp.WaitVisible(css("#in-id")),
+				chromedp.SendKeys(css("#in-id"), "x"), chromedp.Click(css("#"+action)), chromedp.WaitVisible(css(want)))
+			p.waitFor(inView)
+			if top := eval[float64](p, `document.getElementById("result").getBoundingClientRect().top`); top < 0 || top >= float64(vp.h) {
+				t.Errorf("%s at %s: the result is at %.0f px, outside the %d px window", action, size, top, vp.h)
+			}
+			png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Join(p.dir, "result-"+action+"-"+size+".png")
+			os.WriteFile(name, png, 0o644)
+			t.Logf("screenshot %s", name)
+		}
+		// The tool's heading is one line: its id not broken at a hyphen.
+		if lines := eval[float64](p, `(h => Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight)))(document.querySelector("h1"))`); lines > 1 {
+			t.Errorf("at %s the tool id heading takes %.0f lines", size, lines)
 		}
 	}
 }
