@@ -64,13 +64,13 @@ type Result struct {
 }
 
 // Summary is the coverage line: "N operations: M imported, K skipped
-// (reasons: …)".
+// (reasons: 26 × a binary answer; 22 × a request body a tool cannot send)".
 func (r *Result) Summary() string {
 	k := 0
 	var reasons []string
 	for _, why := range sortedKeys(r.Skipped) {
 		k += r.Skipped[why]
-		reasons = append(reasons, fmt.Sprintf("%s %d", why, r.Skipped[why]))
+		reasons = append(reasons, fmt.Sprintf("%d × %s", r.Skipped[why], why))
 	}
 	s := fmt.Sprintf("%d operations: %d imported, %d skipped", r.Operations, len(r.Manifests), k)
 	if k > 0 {

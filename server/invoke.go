@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,10 +195,17 @@ func (s *Server) dryRunRoute(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, err)
 		return
 	}
+	// The description comes indented (for a terminal): the API's answer
+	// is compact JSON throughout, as every other route's.
+	var b bytes.Buffer
+	b.WriteString(`{"request":`)
+	if json.Compact(&b, out) != nil {
+		b.Truncate(len(`{"request":`))
+		b.Write(out)
+	}
+	b.WriteString("}\n")
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"request":`)
-	w.Write(out)
-	io.WriteString(w, "}\n")
+	w.Write(b.Bytes())
 }
 
 // outputHead opens a successful invoke's body; the output follows, then

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -34,5 +35,19 @@ func TestWrongMethodIs405(t *testing.T) {
 		if c.status == 405 && !strings.Contains(w.Body.String(), `"code":"method-not-allowed"`) {
 			t.Errorf("%s %s: %s", c.method, c.path, w.Body)
 		}
+	}
+}
+
+// TestDryRunAnswerIsCompact: the REST dry run answers compact JSON, as
+// every route does, not an indented description inside a compact one.
+func TestDryRunAnswerIsCompact(t *testing.T) {
+	_, h, key := memServer(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r := httptest.NewRequest("POST", "/v1/tools/bench.get-issue/dry-run", strings.NewReader(`{"input":{"id":"1"}}`))
+	r.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	body := w.Body.String()
+	if w.Code != 200 || !strings.HasPrefix(body, `{"request":{`) || strings.Contains(strings.TrimSuffix(body, "\n"), "\n") || !json.Valid([]byte(body)) {
+		t.Errorf("%d %q", w.Code, body)
 	}
 }
