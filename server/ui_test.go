@@ -138,6 +138,7 @@ func FuzzConsoleInput(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},"e":{"enum":[1,"a",true]},"o":{"type":"object"}},"required":["n"]}`, "n", "12", "o", `{"a":1}`, "")
 	f.Add(`{"properties":{"x":{}}}`, "x", "[1,2", "", "", `{"x":1}`)
 	f.Add(`{"properties":{"n":{"type":"number"}}}`, "n", "1e999", "n", "NaN", "")
+	f.Add(`{"properties":{"tags":{"type":"array","items":{"type":"string"}},"ids":{"type":"array","items":{"type":"integer"}}}}`, "tags", "a\n b \n\n", "ids", "1\nx", "")
 	f.Fuzz(func(t *testing.T, schema, k1, v1, k2, v2, raw string) {
 		fields := fieldsOf(gjson.Parse(schema))
 		form := url.Values{"in." + k1: {v1}, "in." + k2: {v2}, "_json": {raw}}
@@ -146,6 +147,30 @@ func FuzzConsoleInput(f *testing.F) {
 			t.Fatalf("input %q is not JSON", in)
 		}
 	})
+}
+
+// TestListInputsOneALine: an array of words or numbers is a list to type
+// one item a line, not JSON to write; its default shows as lines.
+func TestListInputsOneALine(t *testing.T) {
+	fields := fieldsOf(gjson.Parse(`{"type":"object","properties":{"labels":{"type":"array","items":{"type":"string"},"default":["bug","ui"]},
+		"ids":{"type":"array","items":{"type":"integer"}},"objs":{"type":"array","items":{"type":"object"}}}}`))
+	types := map[string]string{}
+	for _, f := range fields {
+		types[f.Name] = f.Type + "/" + f.Item
+		if f.Name == "labels" && f.Value != "bug\nui" {
+			t.Errorf("default shown as %q", f.Value)
+		}
+	}
+	if types["labels"] != "list/string" || types["ids"] != "list/integer" || types["objs"] != "json/" {
+		t.Errorf("types %v", types)
+	}
+	in, err := inputOf(url.Values{"in.labels": {"bug\r\n  good first issue \n\n"}, "in.ids": {"7\n9007199254740993"}}, fields)
+	if err != nil || string(in) != `{"ids":[7,9007199254740993],"labels":["bug","good first issue"]}` {
+		t.Errorf("%s %v", in, err)
+	}
+	if _, err := inputOf(url.Values{"in.ids": {"7\nseven"}}, fields); err == nil || !strings.Contains(err.Error(), `ids: "seven" is not a number`) {
+		t.Errorf("a word in a list of integers: %v", err)
+	}
 }
 
 // sessionOf signs key in to the console as the login form does, and returns

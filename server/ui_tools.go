@@ -88,6 +88,8 @@ type field struct {
 	Name, Label, Type, Description, Value string
 	Required                              bool
 	Enum                                  []string
+	// Item is the type of a list's items: string, integer or number.
+	Item string
 }
 
 // fieldsOf reads the form's fields from the input schema: strings, numbers,
@@ -108,7 +110,18 @@ func fieldsOf(input gjson.Result) []field {
 			}
 		}
 		typ := v.Get("type").String()
+		item := v.Get("items.type").String()
 		switch {
+		case typ == "array" && (item == "string" || item == "integer" || item == "number") && !v.Get("items.enum").Exists():
+			// A list of words or numbers: one a line, not JSON to write.
+			f.Type, f.Item = "list", item
+			if d := v.Get("default"); d.IsArray() {
+				var lines []string
+				for _, e := range d.Array() {
+					lines = append(lines, e.String())
+				}
+				f.Value = strings.Join(lines, "\n")
+			}
 		case v.Get("enum").Exists():
 			f.Type = "enum"
 			for _, e := range v.Get("enum").Array() {
@@ -156,6 +169,28 @@ func inputOf(form url.Values, fields []field) (json.RawMessage, error) {
 			in[f.Name] = json.Number(strings.TrimSpace(v)) // its text kept: 9007199254740993 stays exact
 		case "boolean":
 			in[f.Name] = v == "true"
+		case "list":
+			items := []any{}
+			for _, line := range strings.Split(v, "\n") {
+				if line = strings.TrimSpace(line); line == "" {
+					continue
+				}
+				if f.Item == "string" {
+					items = append(items, line)
+					continue
+				}
+				var x any
+				if json.Unmarshal([]byte(line), &x) != nil {
+					return nil, fmt.Errorf("%s: %q is not a number", f.Name, line)
+				}
+				if _, ok := x.(float64); !ok {
+					return nil, fmt.Errorf("%s: %q is not a number", f.Name, line)
+				}
+				items = append(items, json.Number(line))
+			}
+			if len(items) > 0 {
+				in[f.Name] = items
+			}
 		case "json":
 			var x any
 			if err := json.Unmarshal([]byte(v), &x); err != nil {
