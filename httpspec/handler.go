@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,7 +98,11 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	}
 	for _, hd := range s.Headers {
 		name := http.CanonicalHeaderKey(hd.Name)
-		h.headers = append(h.headers, header{name: name, tmpl: body.NewTemplate(hd.Value)})
+		wire := wireName(hd.Name, name)
+		if slices.Contains(h.authHeaders, name) {
+			wire = name // the credential's header: one key, which a redirect strips
+		}
+		h.headers = append(h.headers, header{name: name, wire: wire, tmpl: body.NewTemplate(hd.Value)})
 		switch name {
 		case "Content-Type":
 			h.hasContentType = true
@@ -135,7 +140,7 @@ func fixedHeader(h *Handler) http.Header {
 			return nil
 		}
 		// Clipped, as every shared header value is: an append elsewhere copies.
-		hdr[hd.name] = slices.Clip(append(hdr[hd.name], hd.tmpl.Fill(nil)))
+		hdr[hd.wire] = slices.Clip(append(hdr[hd.wire], hd.tmpl.Fill(nil)))
 	}
 	h.addDefaults(hdr, "")
 	return hdr
@@ -200,8 +205,31 @@ type connection struct {
 }
 
 type header struct {
-	name string
+	name string // canonical: what the code compares
+	// wire is the key the request's header map holds and sends: the
+	// manifest's own spelling (X-GitHub-Api-Version, which the dry run
+	// shows as written), or the canonical one for a header this package,
+	// package fetch or net/http reads or strips (a credential, the
+	// content type, the user agent, the idempotency key, hop headers).
+	wire string
 	tmpl *body.Template
+}
+
+// canonicalOnly are the headers whose key stays canonical in a request:
+// code looks them up or strips them by that key (a redirect drops
+// Authorization and Cookie; the defaults test Content-Type and User-Agent).
+var canonicalOnly = map[string]bool{
+	"Authorization": true, "Cookie": true, "Proxy-Authorization": true, "Content-Type": true, "User-Agent": true,
+	"Idempotency-Key": true, "Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
+	"Accept-Encoding": true, "Te": true, "Trailer": true, "Upgrade": true, "Expect": true, "Referer": true,
+}
+
+// wireName is the key a manifest's header is sent under.
+func wireName(written, canonical string) string {
+	if canonicalOnly[canonical] || !strings.EqualFold(written, canonical) {
+		return canonical
+	}
+	return written
 }
 
 var (

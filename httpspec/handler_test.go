@@ -1,12 +1,14 @@
 package httpspec_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -545,5 +547,48 @@ func TestHTMLErrorPageIsWordedAsText(t *testing.T) {
 	if e == nil || e.Reason != httpspec.ReasonUpstreamStatus || !strings.HasSuffix(e.Message, ": 502 Bad Gateway (an HTML page; details.body has its start)") ||
 		strings.Contains(e.Message, "<") || !strings.Contains(e.Body, "<title>502 Bad Gateway</title>") {
 		t.Errorf("%v; body %q", e, e.Body)
+	}
+}
+
+// TestHeaderSentAsWritten: a manifest's header goes on the wire and in the
+// dry run as the manifest spells it (X-GitHub-Api-Version, not
+// X-Github-Api-Version); the ones code reads or strips stay canonical.
+func TestHeaderSentAsWritten(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	raw := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var b []byte
+		buf := make([]byte, 4096)
+		for !bytes.Contains(b, []byte("\r\n\r\n")) {
+			n, err := c.Read(buf)
+			if err != nil {
+				break
+			}
+			b = append(b, buf[:n]...)
+		}
+		raw <- string(b)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+	}()
+	tool := load(t, "http://"+ln.Addr().String(), `{"kind":"http","method":"GET","urlTemplate":"{URL}/x",
+		"headers":[{"name":"X-GitHub-Api-Version","value":"2022-11-28"},{"name":"user-agent","value":"mine/1"}]}`)
+	out, err := tool.DryRun(context.Background(), synth.CallContext{}, json.RawMessage(`{}`), synth.InvokeOptions{})
+	if err != nil || !strings.Contains(string(out), "X-GitHub-Api-Version: 2022-11-28") || !strings.Contains(string(out), "User-Agent: mine/1") {
+		t.Errorf("dry run: %v\n%s", err, out)
+	}
+	if _, e := invoke(t, tool, synth.CallContext{}, `{}`); e != nil {
+		t.Fatal(e)
+	}
+	got := <-raw
+	if !strings.Contains(got, "\r\nX-GitHub-Api-Version: 2022-11-28\r\n") || !strings.Contains(got, "\r\nUser-Agent: mine/1\r\n") || strings.Count(got, "User-Agent") != 1 {
+		t.Errorf("on the wire:\n%s", got)
 	}
 }

@@ -102,10 +102,10 @@ func (h *Handler) planCall(ctx context.Context, call *synth.Call, rejected strin
 			}
 		}
 		vals[i] = v
-		if prev, ok := r.Header[hd.name]; ok {
-			r.Header[hd.name] = append(prev[:len(prev):len(prev)], v)
+		if prev, ok := r.Header[hd.wire]; ok {
+			r.Header[hd.wire] = append(prev[:len(prev):len(prev)], v)
 		} else {
-			r.Header[hd.name] = vals[i : i+1 : i+1]
+			r.Header[hd.wire] = vals[i : i+1 : i+1]
 		}
 	}
 	h.addDefaults(r.Header, ct)
