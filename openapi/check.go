@@ -168,19 +168,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 
 	// The operation's parameters, and a value for each.
 	params := map[string]*openapi3.Parameter{}
-	var order []string
-	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-		for _, pr := range list {
-			if pr == nil || pr.Value == nil {
-				continue
-			}
-			k := pr.Value.In + ":" + pr.Value.Name
-			if params[k] == nil {
-				order = append(order, k)
-			}
-			params[k] = pr.Value
-		}
-	}
+	order := mergeParams(params, item, op) // as the importer reads them
 	input := map[string]any{}
 	values := map[string]any{}         // "in:name" → the value sent
 	credentials := &importer{doc: doc} // what counts as a credential parameter is the importer's rule

@@ -32,19 +32,7 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 	var required, query []string
 	var headers []httpspec.Header
 	defer func() { x.required, x.query, x.headers, x.path = required, query, headers, path }()
-	var order []string
-	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-		for _, pr := range list {
-			if pr == nil || pr.Value == nil {
-				continue
-			}
-			key := pr.Value.In + ":" + pr.Value.Name
-			if _, seen := params[key]; !seen {
-				order = append(order, key)
-			}
-			params[key] = pr.Value
-		}
-	}
+	order := mergeParams(params, item, op)
 	for _, key := range order {
 		p := params[key]
 		if p.In != "path" && im.isCredential(p) {
@@ -192,6 +180,26 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 		}
 	}
 	return nil
+}
+
+// mergeParams puts the parameters of a path item and of its operation in
+// params, keyed "in:name" (the operation's win), and returns the keys in
+// the order first seen.
+func mergeParams(params map[string]*openapi3.Parameter, item *openapi3.PathItem, op *openapi3.Operation) []string {
+	var order []string
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, pr := range list {
+			if pr == nil || pr.Value == nil {
+				continue
+			}
+			key := pr.Value.In + ":" + pr.Value.Name
+			if _, seen := params[key]; !seen {
+				order = append(order, key)
+			}
+			params[key] = pr.Value
+		}
+	}
+	return order
 }
 
 // credentialNames are parameter names that carry a credential.
