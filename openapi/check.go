@@ -225,8 +225,9 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 		}
 		if obj, ok := bodyVal.(map[string]any); ok {
 			header := credentials.headerCredential(op)
+			members := bodyMembers(mt)
 			for k := range obj {
-				if schema := memberSchema(mt, k); bodyCredential(k, schema) {
+				if schema := members.of(k); bodyCredential(k, schema) {
 					credMembers[k] = true
 					if _, isInput := inProps.Properties[k]; isInput && (!header || sameAsHeader(k, schema)) {
 						flag(ClassCredentials, "the input asks the model for the credential %q, which the API takes in the body", k)
@@ -453,12 +454,19 @@ func schemaOf(ref *openapi3.SchemaRef) *openapi3.Schema {
 	return ref.Value
 }
 
-// memberSchema is what the importer's credential rule reads of a body
-// member: its description.
-func memberSchema(mt *openapi3.MediaType, name string) map[string]any {
-	props, req := map[string]*openapi3.Schema{}, []string{}
+// memberSchemas are a body's members, through allOf, collected once.
+type memberSchemas map[string]*openapi3.Schema
+
+func bodyMembers(mt *openapi3.MediaType) memberSchemas {
+	props, req := memberSchemas{}, []string{}
 	collect(schemaOf(mt.Schema), props, &req, 0)
-	if p := props[name]; p != nil {
+	return props
+}
+
+// of is what the importer's credential rule reads of member name: its
+// description.
+func (m memberSchemas) of(name string) map[string]any {
+	if p := m[name]; p != nil {
 		return map[string]any{"description": p.Description}
 	}
 	return map[string]any{}
