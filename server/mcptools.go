@@ -86,22 +86,10 @@ func localRef(root []byte, ref string) ([]byte, bool) {
 	var path []string
 	for _, tok := range strings.Split(ptr, "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		path = append(path, escapeGJSON(tok))
+		path = append(path, gjson.Escape(tok))
 	}
 	r := gjson.GetBytes(root, strings.Join(path, "."))
 	return []byte(r.Raw), r.Exists()
-}
-
-// escapeGJSON escapes what gjson's paths treat as syntax.
-func escapeGJSON(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`.*?|#@\!=<>%$`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // withObjectType is schema with "type": "object" at its top.
