@@ -74,9 +74,13 @@ const (
 	DefaultWriteStall       = 30 * time.Second
 )
 
+// defaultMaxConns is the client connections a process takes by default:
+// half its descriptors (the other half is for upstream connections).
+func defaultMaxConns() int { return max(64, fdLimit()/2) }
+
 func (l ConnLimits) withDefaults() ConnLimits {
 	if l.MaxConns <= 0 {
-		l.MaxConns = max(64, fdLimit()/2)
+		l.MaxConns = defaultMaxConns()
 	}
 	if l.MaxIdlePerClient <= 0 {
 		l.MaxIdlePerClient = DefaultMaxIdlePerClient

@@ -45,7 +45,7 @@ const WaitingCallBytes = 128 << 10
 // are shares of it (README "Limits"): a tenant a quarter, an upstream
 // host half.
 func CallCapacity(memory int64) int {
-	c := max(64, fdLimit()/2)
+	c := defaultMaxConns()
 	if memory > 0 {
 		c = min(c, max(64, int(memory/WaitingCallBytes)))
 	}
