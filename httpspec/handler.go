@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -98,11 +97,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 	}
 	for _, hd := range s.Headers {
 		name := http.CanonicalHeaderKey(hd.Name)
-		wire := wireName(hd.Name, name)
-		if slices.Contains(h.authHeaders, name) {
-			wire = name // the credential's header: one key, which a redirect strips
-		}
-		h.headers = append(h.headers, header{name: name, wire: wire, tmpl: body.NewTemplate(hd.Value)})
+		h.headers = append(h.headers, header{name: name, wire: wireName(hd.Name, name), tmpl: body.NewTemplate(hd.Value)})
 		switch name {
 		case "Content-Type":
 			h.hasContentType = true
@@ -210,23 +205,26 @@ type header struct {
 	// manifest's own spelling (X-GitHub-Api-Version, which the dry run
 	// shows as written), or the canonical one for a header this package,
 	// package fetch or net/http reads or strips (a credential, the
-	// content type, the user agent, the idempotency key, hop headers).
+	// content type, the user agent, the idempotency key).
 	wire string
 	tmpl *body.Template
 }
 
 // canonicalOnly are the headers whose key stays canonical in a request:
 // code looks them up or strips them by that key (a redirect drops
-// Authorization and Cookie; the defaults test Content-Type and User-Agent).
+// Authorization and Cookie and sets Referer; the defaults test
+// Content-Type and User-Agent; net/http's transport reads Accept-Encoding,
+// Range and Expect). Hop-by-hop headers and a static copy of the
+// credential's header never get here: checkHeaders refuses them at load.
 var canonicalOnly = map[string]bool{
 	"Authorization": true, "Cookie": true, "Proxy-Authorization": true, "Content-Type": true, "User-Agent": true,
-	"Idempotency-Key": true, "Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
-	"Accept-Encoding": true, "Te": true, "Trailer": true, "Upgrade": true, "Expect": true, "Referer": true,
+	"Idempotency-Key": true, "Accept-Encoding": true, "Range": true, "Expect": true, "Referer": true,
 }
 
-// wireName is the key a manifest's header is sent under.
+// wireName is the key a manifest's header is sent under: as written, or
+// canonical.
 func wireName(written, canonical string) string {
-	if canonicalOnly[canonical] || !strings.EqualFold(written, canonical) {
+	if canonicalOnly[canonical] {
 		return canonical
 	}
 	return written
