@@ -63,10 +63,10 @@ func bareInput(body []byte, req *callRequest) bool {
 
 // readCheckedBody reads a JSON body under the input cap and checks it
 // (jsoncheck), answering the request itself when it is refused.
-// readBody reads a request body of length n (-1: unknown) under max: a
-// body whose length is known is read into a buffer of its size, not one
-// grown from 512 bytes (a call that waits on a slow upstream holds its
-// body all along).
+// readBody reads a request body of length n (-1: unknown) under max, for
+// REST and MCP alike: a body whose length is known is read into a buffer
+// of its size, not one grown from 512 bytes (a call that waits on a slow
+// upstream holds its body all along).
 func readBody(body io.Reader, n, max int64) ([]byte, error) {
 	if n <= 0 || n > max {
 		return io.ReadAll(body)

@@ -275,7 +275,7 @@ func (s *Server) Handler() http.Handler {
 			// context: the hold rides there to the handler (holdOf), which
 			// puts it in the call's options.
 			r = r.WithContext(withHold(r.Context(), hold))
-			body, err := io.ReadAll(r.Body)
+			body, err := readBody(r.Body, r.ContentLength, s.cfg.MaxInputBytes)
 			if err != nil {
 				// Over the cap: the SDK must still see the error (and answer 413).
 				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
