@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/httptools/httptools/auth"
@@ -74,6 +75,18 @@ func mcpPost(b *testing.B, client *http.Client, base, key, body string) {
 	}
 }
 
+// restDo sends one REST request with key and reads its answer to the end.
+func restDo(b *testing.B, client *http.Client, method, url, key, body string) {
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
 // BenchmarkMCPToolsCall: one tools/call over streamable HTTP (JSON
 // response) with 1 and with 1000 tools loaded, REST invoke beside it.
 func BenchmarkMCPToolsCall(b *testing.B) {
@@ -89,14 +102,7 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 		b.Run(fmt.Sprintf("rest-tools=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ := http.NewRequest("POST", base+"/v1/tools/gen.tool-0000/invoke", bytes.NewReader([]byte(`{"input":{"id":"x"}}`)))
-				req.Header.Set("Authorization", "Bearer "+key)
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				restDo(b, client, "POST", base+"/v1/tools/gen.tool-0000/invoke", key, `{"input":{"id":"x"}}`)
 			}
 		})
 	}
@@ -132,14 +138,7 @@ func BenchmarkRESTToolsList(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ := http.NewRequest("GET", base+"/v1/tools", nil)
-				req.Header.Set("Authorization", "Bearer "+key)
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				restDo(b, client, "GET", base+"/v1/tools", key, "")
 			}
 		})
 	}
