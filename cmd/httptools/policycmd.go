@@ -101,7 +101,7 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 				lines = append(lines, fmt.Sprintf("  - %s (denied by %s)", id, d.Rule))
 			}
 		}
-		fmt.Fprintf(stdout, "%s: sees %d of %d tools\n", s.name, seen, len(ts.IDs()))
+		fmt.Fprintf(stdout, "%s: sees %d of %s\n", s.name, seen, plural(len(ts.IDs()), "tool"))
 		for _, l := range lines {
 			fmt.Fprintln(stdout, l)
 		}

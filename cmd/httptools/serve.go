@@ -97,7 +97,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 		return 1
 	}
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "httptools %s: %d tools from %s\n", fetch.Version, len(srv.Tools().IDs()), f.tools)
+	fmt.Fprintf(stdout, "httptools %s: %s from %s\n", fetch.Version, plural(len(srv.Tools().IDs()), "tool"), f.tools)
 	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
 	fmt.Fprintf(stdout, "  MCP   %s/mcp\n", base)
 	if f.uiOn(ln.Addr().String()) {
