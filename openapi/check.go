@@ -69,7 +69,7 @@ func (r *Report) String() string {
 // operation in src.
 func Check(src []byte, opts Options, manifests []Manifest) (*Report, error) {
 	var skips []skip
-	doc, err := load(src, opts, &skips)
+	doc, err := load(src, opts, &skips, nil)
 	if err != nil {
 		return nil, err
 	}

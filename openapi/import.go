@@ -95,11 +95,12 @@ func Import(src []byte, opts Options) (*Result, error) {
 		}
 	}
 	var skips []skip
-	doc, err := load(src, opts, &skips)
+	aliases := map[string]string{}
+	doc, err := load(src, opts, &skips, aliases)
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{doc: doc, opts: opts, res: &Result{Skipped: map[SkipReason]int{}}, noted: map[string]bool{}}
+	im := &importer{doc: doc, aliases: aliases, opts: opts, res: &Result{Skipped: map[SkipReason]int{}}, noted: map[string]bool{}}
 	for _, sk := range skips {
 		im.res.Operations++
 		im.res.Skipped[SkipBrokenComponent]++
@@ -166,6 +167,7 @@ func Import(src []byte, opts Options) (*Result, error) {
 			}
 		}
 	}
+	im.loadAll()
 	for id := range missing {
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("operation %q is not in the document", id))
 	}

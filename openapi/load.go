@@ -24,8 +24,9 @@ import (
 
 // load parses the document: OpenAPI 3.x as it is, Swagger 2.0 converted.
 // External references are refused unless allowed, and then read from
-// files below the document's folder only.
-func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
+// files below the document's folder only. aliases, when not nil, is given
+// the names of the components bundling had to tell apart (bundle).
+func load(src []byte, opts Options, skips *[]skip, aliases map[string]string) (*openapi3.T, error) {
 	var head struct {
 		OpenAPI string `yaml:"openapi" json:"openapi"`
 		Swagger string `yaml:"swagger" json:"swagger"`
@@ -160,49 +161,62 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		}
 		return doc, nil
 	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
-		data := src
-		var generic map[string]any
-		if !opts.AllowExternalRefs && bytes.Contains(src, []byte("$ref")) {
+		v, err := decodeYAML(src)
+		if err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+		}
+		generic, _ := v.(map[string]any)
+		if generic == nil {
+			return nil, errors.New("not an OpenAPI document: the document is not an object")
+		}
+		if !opts.AllowExternalRefs {
 			// An operation that is a $ref to a file would load as an empty
 			// operation: refused with the way out.
-			if v, err := decodeYAML(src); err == nil {
-				g, _ := v.(map[string]any)
-				if where, ref := operationRef(g); where != "" {
-					return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
-				}
+			if where, ref := operationRef(generic); where != "" {
+				return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
 			}
 		}
-		if opts.AllowExternalRefs && root != "" {
-			// An operation given as a $ref to another file (DigitalOcean's
-			// layout, which bundlers accept though the format has $refs
-			// for path items only): read in, its own references made
-			// relative to the document.
-			v, err := decodeYAML(src)
-			if err != nil {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-			}
-			if generic, _ = v.(map[string]any); generic == nil {
-				return nil, errors.New("not an OpenAPI document: the document is not an object")
-			}
-			n, err := inlineOperationRefs(generic, readIn(root))
-			if err != nil {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-			}
-			if n > 0 {
-				if data, err = json.Marshal(generic); err != nil {
-					return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-				}
-			}
+		// The other files the document names are brought into it, each
+		// read and decoded once (bundle.go), and the whole is handed to
+		// the loader as JSON: its own way decodes every file, the
+		// document too, with a YAML parser that keeps each node's place.
+		rootFile := ""
+		if location != nil {
+			rootFile = location.Path
 		}
-		parse := func(data []byte) (*openapi3.T, error) {
+		err = bundle(generic, rootFile, func(file string) ([]byte, error) {
+			if strings.Contains(file, "://") {
+				u, err := url.Parse(file)
+				if err != nil {
+					return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", file)
+				}
+				return readBelow(u)
+			}
+			return readBelow(&url.URL{Path: file})
+		}, aliases)
+		if err != nil {
+			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+		}
+		parse := func(g map[string]any) (*openapi3.T, error) {
+			data, err := json.Marshal(g)
+			if err != nil {
+				return nil, err
+			}
+			doc := &openapi3.T{}
+			if err := doc.UnmarshalJSON(data); err != nil {
+				return nil, err
+			}
+			// No location: every reference left is the document's own,
+			// and the loader takes a place named from a document that has
+			// a location other than its root's for another file's.
 			fresh := openapi3.NewLoader()
 			fresh.IsExternalRefsAllowed, fresh.ReadFromURIFunc = loader.IsExternalRefsAllowed, loader.ReadFromURIFunc
-			if location != nil {
-				return fresh.LoadFromDataWithPath(data, location)
+			if err := fresh.ResolveRefsIn(doc, nil); err != nil {
+				return nil, err
 			}
-			return fresh.LoadFromData(data)
+			return doc, nil
 		}
-		doc, err := parse(data)
+		doc, err := parse(generic)
 		if err == nil {
 			return doc, nil
 		}
@@ -211,19 +225,10 @@ func load(src []byte, opts Options, skips *[]skip) (*openapi3.T, error) {
 		// text) costs the operations that use it, not the document: found
 		// in the document's structure (broken.go), never in the loader's
 		// words, and the document loaded again without it.
-		if generic == nil {
-			v, derr := decodeYAML(src)
-			if generic, _ = v.(map[string]any); derr != nil || generic == nil {
-				return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-			}
-		}
 		if !repair(generic, skips) {
 			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 		}
-		if data, err = json.Marshal(generic); err != nil {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-		}
-		if doc, err = parse(data); err != nil {
+		if doc, err = parse(generic); err != nil {
 			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 		}
 		return doc, nil
@@ -379,34 +384,6 @@ func operationRef(doc map[string]any) (where, ref string) {
 		}
 	}
 	return "", ""
-}
-
-// inlineOperationRefs replaces each operation of doc that is only a $ref
-// to another file with that file's content, rewriting the references in
-// it to be relative to the document. It returns how many it replaced.
-func inlineOperationRefs(doc map[string]any, read func(rel string) ([]byte, error)) (int, error) {
-	n := 0
-	paths, _ := doc["paths"].(map[string]any)
-	for _, key := range sortedKeys(paths) {
-		item, _ := paths[key].(map[string]any)
-		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
-			op, _ := item[m].(map[string]any)
-			ref, _ := op["$ref"].(string)
-			if len(op) != 1 || ref == "" || strings.HasPrefix(ref, "#") {
-				continue
-			}
-			body, err := readRef(read, ref, "an operation object")
-			if err != nil {
-				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
-			}
-			if err := inlineMapRefs(body, read, 0); err != nil {
-				return n, fmt.Errorf("%s %s: %v", strings.ToUpper(m), key, err)
-			}
-			item[m] = body
-			n++
-		}
-	}
-	return n, nil
 }
 
 // inlineMapRefs reads in the external $refs that stand for a whole map of

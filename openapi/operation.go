@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/httptools/httptools/httpspec"
@@ -13,10 +16,14 @@ import (
 )
 
 type importer struct {
-	doc   *openapi3.T
-	opts  Options
-	res   *Result
-	noted map[string]bool // the security schemes warned about once
+	doc     *openapi3.T
+	opts    Options
+	res     *Result
+	noted   map[string]bool // the security schemes warned about once
+	written []written       // the operation of each manifest, until loadAll
+	// aliases names the components bundling told apart by a suffix
+	// (bundle.go) by their own names, for $defs.
+	aliases map[string]string
 }
 
 func (im *importer) warn(method, path string, op *openapi3.Operation, msg string) {
@@ -103,7 +110,9 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	// are sent percent-encoded, as a client would.
 	path = escapeLiterals(path)
 
-	x := &inputs{in: &converter{defs: map[string]any{}, names: map[string]string{}, used: map[string]bool{}, input: true}, props: map[string]any{}, params: map[string]*openapi3.Parameter{}, path: path}
+	in := newConverter(im.aliases)
+	in.input = true
+	x := &inputs{in: in, props: map[string]any{}, params: map[string]*openapi3.Parameter{}, path: path}
 	if err := im.parameters(method, op, item, x); err != nil {
 		return err
 	}
@@ -163,9 +172,43 @@ func (im *importer) write(method, path string, op *openapi3.Operation, t *tool) 
 			return skipf(SkipTooBig, "the manifest is %d KB even cut down, over the %d KB budget", buf.Len()>>10, maxManifestBytes>>10)
 		}
 	}
-	if _, err := im.opts.Loader.Load(buf.Bytes()); err != nil {
-		return skipf(SkipDoesNotLoad, "the generated manifest does not load: %v", err)
-	}
+	// Loaded, to be sure it does, by loadAll with the others, on every
+	// core: it is a third of a big import's time.
 	im.res.Manifests = append(im.res.Manifests, Manifest{ID: t.ID, JSON: buf.Bytes()})
+	im.written = append(im.written, written{method, path, op})
 	return nil
+}
+
+// written is the operation a manifest of Result.Manifests was made of, at
+// the same index.
+type written struct {
+	method, path string
+	op           *openapi3.Operation
+}
+
+// loadAll loads every manifest written, on as many goroutines as there
+// are processors, and skips the operations whose manifest does not load.
+func (im *importer) loadAll() {
+	errs := make([]error, len(im.res.Manifests))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(errs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(errs); i = int(next.Add(1) - 1) {
+				_, errs[i] = im.opts.Loader.Load(im.res.Manifests[i].JSON)
+			}
+		})
+	}
+	wg.Wait()
+	kept := im.res.Manifests[:0]
+	for i, m := range im.res.Manifests {
+		if errs[i] != nil {
+			w := im.written[i]
+			im.warn(w.method, w.path, w.op, fmt.Sprintf("skipped: the generated manifest does not load: %v", errs[i]))
+			im.res.Skipped[SkipDoesNotLoad]++
+			continue
+		}
+		kept = append(kept, m)
+	}
+	im.res.Manifests, im.written = kept, nil
 }

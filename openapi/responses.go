@@ -51,7 +51,7 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 		return nil
 	}
 	if _, mt := jsonContent(first.Content); mt != nil {
-		out := newConverter()
+		out := newConverter(im.aliases)
 		t.Output = out.attach(out.resolved(mt.Schema))
 		if c := out.cuts("output"); c != "" {
 			im.warn(method, path, op, "to keep the tool readable, "+c)

@@ -27,6 +27,8 @@ type converter struct {
 	used  map[string]bool   // $defs names taken
 	queue []pending         // named schemas still to convert, nearest first
 	size  int               // bytes of $defs so far
+	// aliases: a component reference bundling suffixed → its own name.
+	aliases map[string]string
 	// trimmed and emptied name the definitions cut to fit defsBudget:
 	// without their descriptions, or to {} (any value).
 	trimmed, emptied []string
@@ -50,8 +52,8 @@ type pending struct {
 // lose their descriptions, then their shape.
 const defsBudget = 24 << 10
 
-func newConverter() *converter {
-	return &converter{defs: map[string]any{}, names: map[string]string{}, used: map[string]bool{}}
+func newConverter(aliases map[string]string) *converter {
+	return &converter{defs: map[string]any{}, names: map[string]string{}, used: map[string]bool{}, aliases: aliases}
 }
 
 // inline converts ref as a schema: a named one as a $ref to its $defs
@@ -81,6 +83,9 @@ func (c *converter) define(ref *openapi3.SchemaRef) string {
 		return name
 	}
 	base := ref.Ref
+	if a, ok := c.aliases[base]; ok {
+		base = a // a component bundling named apart: its own name
+	}
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
 	}
