@@ -84,7 +84,7 @@ type bundler struct {
 // suffix and alias maps its reference to the name without it, which
 // definitions are named after, as they were before bundling.
 func bundle(doc map[string]any, root string, read func(file string) ([]byte, error), alias map[string]string) error {
-	b := &bundler{root: root, read: read, files: map[string]any{}, done: map[string]string{},
+	b := &bundler{root: root, read: read, files: map[string]any{root: doc}, done: map[string]string{},
 		names: map[string]bool{}, comps: map[string]map[string]any{}, doc: doc, stack: map[string]bool{}, alias: alias}
 	comps, _ := doc["components"].(map[string]any)
 	for _, sec := range section {
@@ -124,9 +124,40 @@ func (b *bundler) document(doc map[string]any) error {
 	return nil
 }
 
-// each walks every value of the map m as a k.
+// each walks every value of the map m as a k. A map given as a reference
+// (Algolia's "responses": {"$ref": "#/Responses"}, DigitalOcean's
+// "properties": {"$ref": "x.yml"}), which bundlers accept and the loader
+// cannot (a map of responses is no response), is read in first, the keys
+// beside the reference winning.
 func (b *bundler) each(m any, k kind, file string, depth int, where string) error {
 	mm, _ := m.(map[string]any)
+	if ref, ok := mm["$ref"].(string); ok {
+		if depth >= maxInline {
+			return fmt.Errorf("%s: a map given as a $ref names another more than %d files deep", where, maxInline)
+		}
+		target, ptr, _ := b.resolve(file, ref)
+		obj, tfile, err := b.object(target, ptr, ref)
+		if err != nil {
+			return err
+		}
+		if err := b.copied(ref); err != nil {
+			return err
+		}
+		obj = deepCopy(obj).(map[string]any)
+		if err := b.each(obj, k, tfile, depth+1, ref); err != nil {
+			return err
+		}
+		delete(mm, "$ref")
+		if err := b.each(mm, k, file, depth, where); err != nil {
+			return err
+		}
+		for key, v := range obj {
+			if _, beside := mm[key]; !beside {
+				mm[key] = v
+			}
+		}
+		return nil
+	}
 	for _, key := range sortedKeys(mm) {
 		v, err := b.walk(mm[key], k, file, depth, where+"/"+key)
 		if err != nil {
@@ -175,6 +206,18 @@ func (b *bundler) walk(v any, k kind, file string, depth int, where string) (any
 		obj, err := b.inline(k, target, ptr, ref, depth)
 		if err != nil {
 			return nil, err
+		}
+		if len(m) > 1 {
+			// Keys beside the reference (Algolia's operationId and
+			// requestBody beside an operation's $ref) win over the
+			// object's.
+			delete(m, "$ref")
+			if err := b.members(m, k, file, depth, where); err != nil {
+				return nil, err
+			}
+			for key, v := range m {
+				obj[key] = v
+			}
 		}
 		return obj, nil
 	}
@@ -246,29 +289,6 @@ func (b *bundler) schema(m map[string]any, file string, depth int, where string)
 		mm, ok := m[key].(map[string]any)
 		if !ok {
 			continue
-		}
-		if ref, ok := mm["$ref"].(string); ok && len(mm) == 1 {
-			// A map of schemas given as a reference (DigitalOcean's
-			// "properties": {"$ref": "x.yml"}), which a bundler accepts
-			// and the loader cannot: a map of schemas is no schema.
-			if target, ptr, external := b.resolve(file, ref); external {
-				if depth >= maxInline {
-					return fmt.Errorf("%s: properties refer to properties more than %d files deep", where, maxInline)
-				}
-				obj, tfile, err := b.object(target, ptr, ref)
-				if err != nil {
-					return err
-				}
-				if err := b.copied(ref); err != nil {
-					return err
-				}
-				obj = deepCopy(obj).(map[string]any)
-				if err := b.each(obj, kSchema, tfile, depth+1, ref); err != nil {
-					return err
-				}
-				m[key] = obj
-				continue
-			}
 		}
 		if err := b.each(mm, kSchema, file, depth, where+"/"+key); err != nil {
 			return err

@@ -22,7 +22,10 @@ import (
 //     the document's own component;
 //   - a discriminator's mapping to a file names the schema made of it;
 //   - a response, a parameter and a header in files become components;
-//   - an example's value holding "$ref" is data, never read.
+//   - an example's value holding "$ref" is data, never read;
+//   - an operation given as a $ref with keys beside it (Algolia's
+//     operationId and requestBody) is the object with those keys over
+//     it, and a map of responses given as a $ref is read in.
 func TestBundleMakesOneDocument(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
@@ -62,6 +65,11 @@ paths:
                   a: {$ref: 'resources/droplets/urn.yml'}
                   b: {$ref: 'resources/images/urn.yml'}
                   pet: {$ref: 'models/pet.yml'}
+  /custom/{path}:
+    post:
+      operationId: customPost
+      requestBody: {content: {application/json: {schema: {type: object, properties: {note: {type: string}}}}}}
+      $ref: 'shared/custom.yml#/customRequest'
   /trees:
     get:
       operationId: getTree
@@ -86,6 +94,15 @@ content:
       properties:
         urn: {$ref: 'urn.yml'}
         region: {$ref: '../../api.yaml#/components/schemas/Region'}
+`)
+	write("shared/custom.yml", `customRequest:
+  summary: Send any request
+  parameters: [{$ref: '#/PathInPath'}]
+  responses: {$ref: '#/Responses'}
+PathInPath: {name: path, in: path, required: true, schema: {type: string}}
+Responses:
+  "200": {description: OK, content: {application/json: {schema: {type: object, properties: {echoed: {type: boolean}}}}}}
+  "400": {$ref: '../resources/droplets/ok.yml'}
 `)
 	write("shared/ratelimit.yml", "{schema: {type: integer}}\n")
 	write("resources/droplets/urn.yml", "{type: string, pattern: '^do:droplet:'}\n")
@@ -122,7 +139,7 @@ discriminator:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Manifests) != 3 {
+	if len(res.Manifests) != 4 {
 		t.Fatalf("%s %v", res.Summary(), res.Warnings)
 	}
 	for f, n := range reads {
@@ -130,8 +147,8 @@ discriminator:
 			t.Errorf("%s read %d times", f, n)
 		}
 	}
-	if reads["not/a/file.yml"] != 0 || len(reads) != 10 {
-		t.Errorf("reads %v: want the 10 files the document names where the format reads, each once", reads)
+	if reads["not/a/file.yml"] != 0 || len(reads) != 11 {
+		t.Errorf("reads %v: want the 11 files the document names where the format reads, each once", reads)
 	}
 	tools := map[string]string{}
 	for _, m := range res.Manifests {
@@ -153,6 +170,7 @@ discriminator:
 	has("example.get-droplet", `"id"`, `"type": "integer"`, `"^do:droplet:"`, `"nyc1"`)
 	has("example.make-image", `"^do:image:"`, `"^do:droplet:"`, `"lives"`, `"good"`)
 	has("example.get-tree", `"children"`)
+	has("example.custom-post", `"Send any request"`, `"path"`, `"note"`, `"echoed"`, `"required": [`)
 	var out struct {
 		Output struct {
 			Defs map[string]any `json:"$defs"`
@@ -234,19 +252,22 @@ b: {type: object, properties: {$ref: 'p%d.yml'}}
 }
 
 // FuzzBundle: a document and one file beside it, any bytes, import or
-// fail with an error; never a panic, never a read outside the folder.
+// fail with an error; never a panic, never a read outside the document's
+// folder.
 func FuzzBundle(f *testing.F) {
 	f.Add([]byte("openapi: 3.0.3\ninfo: {title: F, version: '1'}\nservers: [{url: 'https://a.example'}]\npaths:\n  /x:\n    get:\n      parameters: [{$ref: 'side.yml#/p'}]\n      responses: {'200': {$ref: 'side.yml#/r'}}\n"),
 		[]byte("p: {name: q, in: query, schema: {$ref: '#/s'}}\nr: {description: ok, content: {application/json: {schema: {$ref: '#/s'}}}}\ns: {type: object, properties: {self: {$ref: '#/s'}}, discriminator: {propertyName: k, mapping: {a: 'side.yml#/s'}}}\n"))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: F, version: '1'}\nservers: [{url: 'https://a.example'}]\npaths:\n  /x: {$ref: 'side.yml'}\n"),
 		[]byte("get: {operationId: g, responses: {'200': {description: ok, content: {application/json: {schema: {type: object, properties: {$ref: 'side.yml#/get'}}}}}}}\n"))
 	f.Add([]byte("openapi: 3.0.0\ninfo: {title: F, version: '1'}\npaths:\n  /x: {get: {$ref: '../side.yml'}}\n"), []byte("{}"))
+	f.Add([]byte("openapi: 3.0.0\ninfo: {title: F, version: '1'}\nservers: [{url: 'https://a.example'}]\npaths:\n  /x/{p}: {get: {operationId: o, $ref: 'side.yml#/op'}}\n"),
+		[]byte("op: {parameters: [{$ref: '#/p'}], responses: {$ref: '#/rs'}}\np: {name: p, in: path, required: true, schema: {type: string}}\nrs: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}, $ref: '#/rs'}\n"))
 	f.Fuzz(func(t *testing.T, doc, side []byte) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "api.yaml"), doc, 0o644)
 		os.WriteFile(filepath.Join(dir, "side.yml"), side, 0o644)
 		readFile = func(p string) ([]byte, error) {
-			if filepath.Dir(p) != dir {
+			if rel, err := filepath.Rel(dir, p); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 				t.Fatalf("read %s, outside %s", p, dir)
 			}
 			return os.ReadFile(p)
