@@ -363,9 +363,9 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 }
 
 // serveGCPercent is serve's largest GOGC when neither GOGC nor GOMEMLIMIT
-// is set: for a live heap of gcHeadroom/4 or less. Above, the percent
-// falls to keep the heap within live + max(live, gcHeadroom), down to Go's
-// default of 100.
+// is set: while the live heap, stacks and globals come to gcHeadroom/4 or
+// less. Above, the percent falls so that a cycle allocates gcHeadroom past
+// the live heap, down to Go's default of 100.
 const serveGCPercent = 400
 
 // gcHeadroom is the heap a cycle may allocate past a small live heap.

@@ -1,6 +1,6 @@
 // Package gcpace sets the garbage collector's percent (GOGC) after every
-// cycle from the live heap: a heap may grow past its live part by
-// Headroom or by the live part itself, whichever is more — and no more.
+// cycle so that a cycle may allocate Headroom past the live heap, or as
+// much as the percent's floor allows — and no more.
 //
 // Why: serve's calls are of two kinds. Fast ones (an upstream answering in
 // milliseconds) keep the live heap at a few MiB, where a fixed GOGC of 100
@@ -9,9 +9,17 @@
 // upstream answering in seconds) pile up: thousands of calls in flight
 // make the live heap hundreds of MiB, where a percent of 400 lets five
 // times that be allocated before a cycle, and memory per waiting call
-// doubles. The percent that keeps the heap at live + max(live, Headroom)
-// is Headroom/live (clamped to [Min, Max]): 400 for a small heap, 100 —
-// Go's default, a heap of twice the live part — from Headroom/1 up.
+// doubles.
+//
+// Go's goal for the next cycle is live + (live + stacks + globals) ×
+// percent/100: the percent applies to the goroutines' stacks too, and
+// thousands of goroutines waiting on slow calls hold as much stack as
+// heap. So the percent that lets a cycle allocate Headroom is
+// Headroom/(live + stacks + globals), clamped to [Min, Max]: 400 for a
+// small process, 100 — Go's default — from Headroom/1 up. A percent from
+// the live heap alone let a burst of 4,000 slow calls, arriving after a
+// cycle that saw 25 MiB live and few stacks, grow the heap to 384 MB
+// before the next (160 MB more than the goal Headroom meant).
 package gcpace
 
 import (
@@ -37,7 +45,9 @@ type Pacer struct {
 // Start sets the percent for the live heap now and after every cycle,
 // until Stop.
 func Start(headroom uint64, lo, hi int) *Pacer {
-	p := &Pacer{Headroom: headroom, Min: lo, Max: hi, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	p := &Pacer{Headroom: headroom, Min: lo, Max: hi, sample: []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+	}}
 	p.adjust()
 	p.arm()
 	return p
@@ -64,23 +74,26 @@ func (p *Pacer) arm() {
 	})
 }
 
-// For reports the percent for a live heap of live bytes.
-func (p *Pacer) For(live uint64) int {
-	if live == 0 {
+// For reports the percent for roots bytes the percent applies to: the
+// live heap, the stacks and the globals of the last cycle.
+func (p *Pacer) For(roots uint64) int {
+	if roots == 0 {
 		return p.Max
 	}
-	pct := p.Headroom * 100 / live
+	pct := p.Headroom * 100 / roots
 	return int(max(uint64(p.Min), min(uint64(p.Max), pct)))
 }
 
 // adjust runs on the finalizer goroutine, one at a time.
 func (p *Pacer) adjust() {
 	metrics.Read(p.sample)
-	var live uint64
-	if p.sample[0].Value.Kind() == metrics.KindUint64 {
-		live = p.sample[0].Value.Uint64()
+	var roots uint64
+	for _, s := range p.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			roots += s.Value.Uint64()
+		}
 	}
-	pct := p.For(live)
+	pct := p.For(roots)
 	if int64(pct) != p.percent.Load() {
 		debug.SetGCPercent(pct)
 		p.percent.Store(int64(pct))

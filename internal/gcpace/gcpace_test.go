@@ -3,6 +3,7 @@ package gcpace
 import (
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,4 +52,46 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	runtime.KeepAlive(live)
 	live = nil
 	waitFor(func(n int) bool { return n == 400 }, "back at 400 once the heap is garbage")
+}
+
+// deep holds about n KiB of stack until release closes.
+//
+//go:noinline
+func deep(n int, release chan struct{}) byte {
+	var pad [1024]byte
+	pad[n%1024] = byte(n)
+	if n == 0 {
+		<-release
+		return pad[0]
+	}
+	return deep(n-1, release) + pad[n%1024]
+}
+
+// TestPacerCountsStacks: goroutines waiting deep in their stacks (as
+// thousands of slow calls do) count as the live heap does, since Go's goal
+// multiplies them by the percent too: 32 MiB of stacks over a heap of a
+// few MiB is 100, not the 400 of a small heap.
+func TestPacerCountsStacks(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 1000 {
+		started.Add(1)
+		go func() { started.Done(); deep(28, release) }()
+	}
+	started.Wait()
+	p := Start(8<<20, 100, 400)
+	defer p.Stop()
+	for range 200 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		if p.Percent() == 100 {
+			break
+		}
+	}
+	close(release)
+	if p.Percent() != 100 {
+		t.Fatalf("percent %d with 1,000 goroutines 28 KiB deep, want 100", p.Percent())
+	}
 }
