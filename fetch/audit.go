@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/redact"
 )
 
@@ -81,23 +82,57 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if !logger.Enabled(ctx, level) {
 		return
 	}
-	sec := cl.req.Secrets
-	// A record built here and handed to the handler: Logger.LogAttrs would
-	// also walk the stack for a source position nobody asked for. The attrs
-	// are gathered first and added at once: the record then grows once.
-	now := time.Now()
-	r := slog.NewRecord(now, level, "outbound call", 0)
-	var buf [12]slog.Attr
-	attrs := buf[:0]
 	var h slog.Handler
 	if own {
 		// The client's own logger: tool, method, host and the decision
 		// come formatted.
 		h = c.auditHandler(cl.req.Tool, cl.req.Method, cl.hostname, de != nil)
 	} else {
-		// A call's logger (InvokeOptions.Logger) may be new on every
-		// call: nothing is kept for it.
 		h = logger.Handler()
+	}
+	now := time.Now()
+	if jh, ok := h.(*jsonlog.Handler); ok {
+		// The service's handler takes the attributes as a slice, from
+		// the heap: no record of 300 bytes copied into each frame.
+		ap := auditAttrs.Get().(*[]slog.Attr)
+		*ap = appendAuditAttrs((*ap)[:0], cl, resp, err, de, own, start, now)
+		_ = jh.WriteAttrs(ctx, now, level, "outbound call", *ap)
+		clear(*ap) // the call's strings
+		auditAttrs.Put(ap)
+		return
+	}
+	_ = h.Handle(ctx, auditRecord(cl, resp, err, de, level, own, start, now))
+}
+
+var auditAttrs = sync.Pool{New: func() any { a := make([]slog.Attr, 0, 16); return &a }}
+
+// auditRecord builds the record audit hands to a handler other than the
+// service's. Apart, and never inlined, so that its attrs' array is off
+// the stack when the handler runs: a call on a keep-alive connection
+// waits on a stack as big as its deepest point ever was (the runtime
+// halves a stack only when a quarter of it is in use), and the audit
+// record was that point.
+//
+//go:noinline
+func auditRecord(cl *call, resp *Response, err error, de *DeniedError, level slog.Level, own bool, start, now time.Time) slog.Record {
+	// A record built here and handed to the handler: Logger.LogAttrs would
+	// also walk the stack for a source position nobody asked for. The attrs
+	// are gathered first and added at once: the record then grows once.
+	r := slog.NewRecord(now, level, "outbound call", 0)
+	var buf [12]slog.Attr
+	r.AddAttrs(appendAuditAttrs(buf[:0], cl, resp, err, de, own, start, now)...)
+	return r
+}
+
+// appendAuditAttrs appends the audit record's attributes to attrs.
+//
+//go:noinline
+func appendAuditAttrs(attrs []slog.Attr, cl *call, resp *Response, err error, de *DeniedError, own bool, start, now time.Time) []slog.Attr {
+	sec := cl.req.Secrets
+	if !own {
+		// A call's logger (InvokeOptions.Logger) may be new on every
+		// call: nothing is kept for it, and the record says what the
+		// client's own handler has formatted.
 		attrs = append(attrs,
 			slog.String("tool", cl.req.Tool),
 			slog.String("method", cl.req.Method),
@@ -123,12 +158,7 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 	if err != nil && de == nil {
 		attrs = append(attrs, slog.String("error", Describe(err, sec)))
 	}
-	if len(cl.req.LogAttrs) == 0 {
-		r.AddAttrs(attrs...)
-	} else {
-		r.AddAttrs(append(attrs, cl.req.LogAttrs...)...)
-	}
-	_ = h.Handle(ctx, r)
+	return append(attrs, cl.req.LogAttrs...)
 }
 
 // decisionAttr is the audit record's word for the egress policy's decision.

@@ -30,11 +30,21 @@ type plan struct {
 // planCall makes the plan of call; rejected is the connection token a
 // first attempt got a 401 for.
 func (h *Handler) planCall(ctx context.Context, call *synth.Call, rejected string) (*plan, error) {
-	in := call.Input
-	u, err := h.expandURL(in)
+	// The URL first, from a small frame: its expansion reads the input
+	// and is the deepest point before a call waits, and a goroutine waits
+	// on a stack as big as its deepest point was.
+	u, err := h.expandURL(call.Input)
 	if err != nil {
 		return nil, err
 	}
+	return h.planWith(ctx, call, u, rejected)
+}
+
+// planWith makes the rest of the plan of call, whose URL is u.
+//
+//go:noinline
+func (h *Handler) planWith(ctx context.Context, call *synth.Call, u, rejected string) (*plan, error) {
+	in := call.Input
 	secrets := call.Secrets
 	if secrets == nil {
 		secrets = &redact.Set{}

@@ -333,6 +333,10 @@ func (e *expression) expand(b *strings.Builder, lookup func(v *VarSpec) Value, s
 }
 
 // expandValue writes one defined variable's value as its operator says.
+// Never inlined: its room would be in expand's frame, which is on the
+// stack while lookup reads the input.
+//
+//go:noinline
 func expandValue(b *strings.Builder, op operator, v *VarSpec, val Value) error {
 	switch val.Kind {
 	case String:

@@ -22,19 +22,11 @@ func (h *Handler) expandURL(in []byte) (string, error) {
 	view := unsafe.String(unsafe.SliceData(in), len(in))
 	lookup := func(v *VarSpec) Value {
 		r := gjson.Get(view, h.vars[v.Name])
-		if v.Operator == 0 {
-			switch {
-			case !r.Exists() || r.Type == gjson.Null:
-				if bad == nil {
-					bad = synth.HandlerError(ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, strings.Join(InputKeys(v.Name), "."))
-				}
-				return Value{}
-			case r.IsArray() || r.IsObject():
-				if bad == nil {
-					bad = synth.HandlerError(ReasonNotPrimitive, "URL placeholder {%s} must be a primitive (string, number or boolean), not an %s; use an operator form such as {?%s*} for lists and objects", v.Name, kindName(r), v.Name)
-				}
-				return Value{}
+		if v.Operator == 0 && (!r.Exists() || r.Type == gjson.Null || r.IsArray() || r.IsObject()) {
+			if bad == nil {
+				bad = notPrimitive(v, &r)
 			}
+			return Value{}
 		}
 		return toValue(r)
 	}
@@ -204,4 +196,18 @@ func scalar(r gjson.Result) string {
 		return ""
 	}
 	return r.Raw
+}
+
+// notPrimitive words why a simple placeholder's value cannot be sent. Apart
+// from the lookup and never inlined, so that the words' arguments take no
+// room in the frame that reads the input: the URL's expansion is the
+// deepest point before a call waits, and a goroutine waits on a stack as
+// big as its deepest point was.
+//
+//go:noinline
+func notPrimitive(v *VarSpec, r *gjson.Result) error {
+	if !r.Exists() || r.Type == gjson.Null {
+		return synth.HandlerError(ReasonMissingValue, "URL placeholder {%s} has no value: the input must set %q", v.Name, strings.Join(InputKeys(v.Name), "."))
+	}
+	return synth.HandlerError(ReasonNotPrimitive, "URL placeholder {%s} must be a primitive (string, number or boolean), not an %s; use an operator form such as {?%s*} for lists and objects", v.Name, kindName(*r), v.Name)
 }

@@ -214,67 +214,80 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				status = 0 // cut off (a broken stream): no status reached the client whole
 				defer panic(p)
 			}
-			route := r.Pattern
-			if route == "" || route == "/" {
-				route = "(no route)"
+			if rec, h, ok := s.accessRecord(log, r, a, aw, status, start); ok {
+				_ = h.Handle(r.Context(), rec)
 			}
-			h := log.Handler()
-			if !h.Enabled(r.Context(), slog.LevelInfo) {
-				return
-			}
-			tool := ""
-			if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
-				tool = r.PathValue("id")
-			}
-			var buf [16]slog.Attr
-			attrs := buf[:0]
-			if route != "(no route)" && status > 0 && status < 400 && standardMethod(r.Method) {
-				// A route (and tool) that answered: its attributes come
-				// formatted. Anything else a client can vary at will is
-				// formatted per record, never kept.
-				h = s.accessHandler(h, r.Method, route, tool)
-				attrs = append(attrs, slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
-			} else {
-				attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route),
-					slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
-				if tool != "" {
-					attrs = append(attrs, slog.String("tool", tool))
-				}
-			}
-			if a.rpc != "" {
-				attrs = append(attrs, slog.String("rpc", a.rpc))
-				if a.rpcTool != "" {
-					attrs = append(attrs, slog.String("tool", a.rpcTool))
-				}
-				o := a.outcome
-				if !a.outcomeKnown {
-					o = rpcOutcome(aw.head)
-				}
-				if o != "" && status < 400 {
-					attrs = append(attrs, slog.String("outcome", o))
-				}
-			}
-			if a.tenant != "" {
-				attrs = append(attrs, slog.String("tenant", a.tenant), slog.String("key", a.keyID))
-			}
-			if a.policy != "" {
-				attrs = append(attrs, slog.String("policy", a.policy))
-			}
-			if status >= 400 && len(aw.head) > 0 {
-				if c := gjson.GetBytes(aw.head, "error.code"); c.Exists() {
-					attrs = append(attrs, slog.String("code", c.String()))
-				}
-				if rs := gjson.GetBytes(aw.head, "error.reason"); rs.String() != "" {
-					attrs = append(attrs, slog.String("reason", rs.String()))
-				}
-			}
-			attrs = append(attrs, slog.Int64("bytes", aw.bytes))
-			// A record handed to the handler: Logger.LogAttrs would also
-			// walk the stack for a source position nobody asked for.
-			rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-			rec.AddAttrs(attrs...)
-			_ = h.Handle(r.Context(), rec)
 		}()
 		next.ServeHTTP(aw, r)
 	})
+}
+
+// accessRecord builds the access record of r, and the handler to write
+// it with; false when the logger takes no record at that level. Apart,
+// and never inlined, so that its attrs' array is off the stack when the
+// handler writes: a goroutine on a keep-alive connection waits on a stack
+// as big as its deepest point ever was, and this was that point.
+//
+//go:noinline
+func (s *Server) accessRecord(log *slog.Logger, r *http.Request, a *access, aw *accessWriter, status int, start time.Time) (slog.Record, slog.Handler, bool) {
+	route := r.Pattern
+	if route == "" || route == "/" {
+		route = "(no route)"
+	}
+	h := log.Handler()
+	if !h.Enabled(r.Context(), slog.LevelInfo) {
+		return slog.Record{}, nil, false
+	}
+	tool := ""
+	if strings.HasPrefix(route, "POST /v1/tools/") || strings.HasPrefix(route, "GET /v1/tools/") {
+		tool = r.PathValue("id")
+	}
+	var buf [16]slog.Attr
+	attrs := buf[:0]
+	if route != "(no route)" && status > 0 && status < 400 && standardMethod(r.Method) {
+		// A route (and tool) that answered: its attributes come
+		// formatted. Anything else a client can vary at will is
+		// formatted per record, never kept.
+		h = s.accessHandler(h, r.Method, route, tool)
+		attrs = append(attrs, slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
+	} else {
+		attrs = append(attrs, slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", status), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
+		if tool != "" {
+			attrs = append(attrs, slog.String("tool", tool))
+		}
+	}
+	if a.rpc != "" {
+		attrs = append(attrs, slog.String("rpc", a.rpc))
+		if a.rpcTool != "" {
+			attrs = append(attrs, slog.String("tool", a.rpcTool))
+		}
+		o := a.outcome
+		if !a.outcomeKnown {
+			o = rpcOutcome(aw.head)
+		}
+		if o != "" && status < 400 {
+			attrs = append(attrs, slog.String("outcome", o))
+		}
+	}
+	if a.tenant != "" {
+		attrs = append(attrs, slog.String("tenant", a.tenant), slog.String("key", a.keyID))
+	}
+	if a.policy != "" {
+		attrs = append(attrs, slog.String("policy", a.policy))
+	}
+	if status >= 400 && len(aw.head) > 0 {
+		if c := gjson.GetBytes(aw.head, "error.code"); c.Exists() {
+			attrs = append(attrs, slog.String("code", c.String()))
+		}
+		if rs := gjson.GetBytes(aw.head, "error.reason"); rs.String() != "" {
+			attrs = append(attrs, slog.String("reason", rs.String()))
+		}
+	}
+	attrs = append(attrs, slog.Int64("bytes", aw.bytes))
+	// A record handed to the handler: Logger.LogAttrs would also
+	// walk the stack for a source position nobody asked for.
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec.AddAttrs(attrs...)
+	return rec, h, true
 }

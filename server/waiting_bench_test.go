@@ -29,6 +29,9 @@ type holdUp struct {
 }
 
 func (g *holdUp) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/free") { // answered at once
+		return benchkit.Memory{}.RoundTrip(r)
+	}
 	if g.waiting.Add(1) == g.want {
 		close(g.all)
 	}
@@ -46,10 +49,32 @@ func (g *holdUp) RoundTrip(r *http.Request) (*http.Response, error) {
 // the heap still in use after a collection and the goroutine stacks are
 // divided by the calls. The floor's handler waits the same way beside
 // it. bench/slow.sh measures the whole process under load.
+//
+// grown-stack-B/call is the stacks before any collection shrinks them.
+// The "-keepalive-at-server-depth" rows are a server's connection: each
+// goroutine makes one whole call first (answered at once), then the call
+// that waits, both under 1,280 bytes of frames, what net/http's server
+// puts above a handler (conn.serve 1,104, serverHandler.ServeHTTP 48,
+// HTTPServer.guard 192 in serve). A goroutine whose handling went deeper
+// than about 7 KiB has grown to 16 KiB, and keeps it while it waits as
+// long as it uses 4 KiB or more: serve's waiting call does (6.6 KiB, net/
+// http's frames included), the floor's does not (3.9 KiB).
 func BenchmarkWaitingCalls(b *testing.B) {
 	const n = 2000
-	body := []byte(`{"input":{"id":"1"}}`)
-	run := func(b *testing.B, h http.Handler, g *holdUp, path, key string) {
+	body, free := []byte(`{"input":{"id":"1"}}`), []byte(`{"input":{"id":"free"}}`)
+	run := func(b *testing.B, h http.Handler, g *holdUp, path, key string, depth, calls int) {
+		one := func(body []byte) {
+			r := httptest.NewRequest("POST", path, bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			if key != "" {
+				r.Header.Set("Authorization", "Bearer "+key)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != 200 {
+				b.Errorf("status %d: %s", w.Code, w.Body)
+			}
+		}
 		for b.Loop() {
 			var before, during runtime.MemStats
 			runtime.GC()
@@ -59,16 +84,12 @@ func BenchmarkWaitingCalls(b *testing.B) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r := httptest.NewRequest("POST", path, bytes.NewReader(body))
-					r.Header.Set("Content-Type", "application/json")
-					if key != "" {
-						r.Header.Set("Authorization", "Bearer "+key)
-					}
-					w := httptest.NewRecorder()
-					h.ServeHTTP(w, r)
-					if w.Code != 200 {
-						b.Errorf("status %d: %s", w.Code, w.Body)
-					}
+					under(depth, func() {
+						for range calls - 1 {
+							one(free)
+						}
+						one(body)
+					})
 				}()
 			}
 			select {
@@ -76,9 +97,12 @@ func BenchmarkWaitingCalls(b *testing.B) {
 			case <-time.After(time.Minute):
 				b.Fatalf("%d of %d calls reached the upstream", g.waiting.Load(), n)
 			}
+			var grown runtime.MemStats
+			runtime.ReadMemStats(&grown) // before a cycle shrinks them
 			runtime.GC()
 			runtime.GC() // a second cycle shrinks the stacks the first found mostly unused
 			runtime.ReadMemStats(&during)
+			b.ReportMetric(float64(int64(grown.StackInuse)-int64(before.StackInuse))/n, "grown-stack-B/call")
 			if f := os.Getenv("WAITING_HEAP_PROFILE"); f != "" {
 				out, _ := os.Create(f + "." + b.Name()[strings.LastIndex(b.Name(), "/")+1:])
 				pprof.WriteHeapProfile(out)
@@ -93,13 +117,32 @@ func BenchmarkWaitingCalls(b *testing.B) {
 		}
 	}
 	newHold := func() *holdUp { return &holdUp{want: n, all: make(chan struct{}), release: make(chan struct{})} }
-	b.Run("floor", func(b *testing.B) {
-		g := newHold()
-		run(b, benchkit.Floor(&http.Client{Transport: g}, "http://api.example"), g, "/invoke", "")
-	})
-	b.Run("httptools", func(b *testing.B) {
-		g := newHold()
-		_, h, key := memServerOver(b, slog.New(jsonlog.New(io.Discard, nil)), g, func(c *Config) { c.TenantMaxInflight = -1 })
-		run(b, h, g, "/v1/tools/bench.get-issue/invoke", key)
-	})
+	for _, row := range []struct {
+		name         string
+		depth, calls int
+	}{{"", 0, 1}, {"-keepalive-at-server-depth", 1280, 2}} {
+		b.Run("floor"+row.name, func(b *testing.B) {
+			g := newHold()
+			run(b, benchkit.Floor(&http.Client{Transport: g}, "http://api.example"), g, "/invoke", "", row.depth, row.calls)
+		})
+		b.Run("httptools"+row.name, func(b *testing.B) {
+			g := newHold()
+			_, h, key := memServerOver(b, slog.New(jsonlog.New(io.Discard, nil)), g, func(c *Config) { c.TenantMaxInflight = -1 })
+			run(b, h, g, "/v1/tools/bench.get-issue/invoke", key, row.depth, row.calls)
+		})
+	}
+}
+
+// under calls f below about n bytes of frames.
+//
+//go:noinline
+func under(n int, f func()) {
+	var pad [256]byte
+	pad[n%256] = 1
+	if n >= 256 {
+		under(n-256, f)
+	} else {
+		f()
+	}
+	runtime.KeepAlive(&pad)
 }

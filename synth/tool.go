@@ -177,13 +177,16 @@ func needsApproval(m *Manifest) bool {
 // refuses unattended calls that need approval, runs the handler, and validates
 // the output. Every error is a *Error carrying the tool id.
 func (t *Tool) Invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Result, error) {
-	ctx, span := t.startSpan(ctx, cc)
-	res, err := t.invoke(ctx, cc, input, opts)
+	// The call's context and options go down by pointer: copied into each
+	// frame they were the larger part of a stack that a waiting call
+	// keeps as big as its deepest point was.
+	ctx, span := t.startSpan(ctx, &cc)
+	res, err := t.invoke(ctx, &cc, input, &opts)
 	endSpan(span, res, err)
 	return res, err
 }
 
-func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Result, error) {
+func (t *Tool) invoke(ctx context.Context, cc *CallContext, input json.RawMessage, opts *InvokeOptions) (*Result, error) {
 	// Three steps, the handler's between two calls that return before it
 	// runs: while a slow upstream answers, the goroutine waits with only
 	// this small frame of the tool's on its stack (a stack the runtime
@@ -201,7 +204,7 @@ func (t *Tool) invoke(ctx context.Context, cc CallContext, input json.RawMessage
 // handler's Call.
 //
 //go:noinline
-func (t *Tool) begin(ctx context.Context, cc CallContext, input json.RawMessage, opts InvokeOptions) (*Call, error) {
+func (t *Tool) begin(ctx context.Context, cc *CallContext, input json.RawMessage, opts *InvokeOptions) (*Call, error) {
 	in, err := t.validateInput(ctx, input)
 	if err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func (t *Tool) begin(ctx context.Context, cc CallContext, input json.RawMessage,
 		}
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	return newCall(cc, in, opts), nil
+	return newCall(*cc, in, *opts), nil
 }
 
 // end makes the handler's output or error the call's result: the output

@@ -33,7 +33,7 @@ var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInte
 // output or a secret.
 //
 //go:noinline
-func (t *Tool) startSpan(ctx context.Context, cc CallContext) (context.Context, trace.Span) {
+func (t *Tool) startSpan(ctx context.Context, cc *CallContext) (context.Context, trace.Span) {
 	tr := t.tracer
 	if tr == nil { // a Tool not made by a Loader
 		tr = globalTracer

@@ -94,19 +94,79 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 			buffers.Put(bp)
 		}
 	}()
-	buf, ok := h.appendRecord((*bp)[:0], r)
+	buf, ok := h.appendHead((*bp)[:0], r.Time, r.Level, r.Message)
+	if ok {
+		r.Attrs(func(a slog.Attr) bool {
+			buf, ok = appendRecordAttr(buf, a)
+			return ok
+		})
+	}
 	*bp = buf
 	if !ok {
 		return h.slow.Handle(ctx, r)
 	}
-	_, err := h.out.Write(buf)
+	_, err := h.out.Write(append(buf, "}\n"...))
 	return err
 }
 
-func (h *Handler) appendRecord(buf []byte, r slog.Record) ([]byte, bool) {
+// WriteAttrs writes the record of t, level, msg and attrs as Handle writes
+// it, from a slice: the record is not copied into each frame by value, as a
+// slog.Record (about 300 bytes) is into every Handle and Attrs. The audit
+// record of each outbound call is written so: it is the deepest point of a
+// call, and a goroutine on a keep-alive connection waits on a stack as big
+// as its deepest point ever was.
+func (h *Handler) WriteAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	bp := buffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 16<<10 {
+			buffers.Put(bp)
+		}
+	}()
+	buf, ok := h.appendHead((*bp)[:0], t, level, msg)
+	for i := 0; ok && i < len(attrs); i++ {
+		buf, ok = appendRecordAttr(buf, attrs[i])
+	}
+	*bp = buf
+	if !ok {
+		r := slog.NewRecord(t, level, msg, 0)
+		r.AddAttrs(attrs...)
+		return h.slow.Handle(ctx, r)
+	}
+	_, err := h.out.Write(append(buf, "}\n"...))
+	return err
+}
+
+// appendRecordAttr appends one attribute of a record; an empty one is
+// left out, as slog leaves it.
+func appendRecordAttr(buf []byte, a slog.Attr) ([]byte, bool) {
+	if a.Key == "" && a.Value.Equal(slog.Value{}) {
+		return buf, true
+	}
+	return appendAttr(buf, a)
+}
+
+// appendRecord appends r whole, its closing brace and newline included.
+func (h *Handler) appendRecord(buf []byte, r *slog.Record) ([]byte, bool) {
+	buf, ok := h.appendHead(buf, r.Time, r.Level, r.Message)
+	if !ok {
+		return buf, false
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		buf, ok = appendRecordAttr(buf, a)
+		return ok
+	})
+	if !ok {
+		return buf, false
+	}
+	return append(buf, "}\n"...), true
+}
+
+// appendHead appends a record's time, level, message and the handler's
+// own attributes: all but the record's attributes and the closing brace.
+func (h *Handler) appendHead(buf []byte, t time.Time, level slog.Level, msg string) ([]byte, bool) {
 	buf = append(buf, '{')
-	if !r.Time.IsZero() {
-		t := r.Time.Round(0)
+	if !t.IsZero() {
+		t = t.Round(0)
 		if y := t.Year(); y < 0 || y >= 10000 {
 			return buf, false
 		}
@@ -116,25 +176,14 @@ func (h *Handler) appendRecord(buf []byte, r slog.Record) ([]byte, bool) {
 	}
 	buf = append(buf, `"level":`...)
 	var ok bool
-	if buf, ok = appendString(buf, r.Level.String()); !ok {
+	if buf, ok = appendString(buf, level.String()); !ok {
 		return buf, false
 	}
 	buf = append(buf, `,"msg":`...)
-	if buf, ok = appendString(buf, r.Message); !ok {
+	if buf, ok = appendString(buf, msg); !ok {
 		return buf, false
 	}
-	buf = append(buf, h.pre...)
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "" && a.Value.Equal(slog.Value{}) {
-			return true
-		}
-		buf, ok = appendAttr(buf, a)
-		return ok
-	})
-	if !ok {
-		return buf, false
-	}
-	return append(buf, "}\n"...), true
+	return append(buf, h.pre...), true
 }
 
 // second is one second of records' times formatted: its date, clock and
@@ -150,7 +199,11 @@ type second struct {
 var last atomic.Pointer[second]
 
 // appendTime appends t as time.RFC3339Nano formats it; the date, clock and
-// zone are formatted once a second, the fraction per record.
+// zone are formatted once a second, the fraction per record. Never
+// inlined: its room would be in appendRecord's frame, which is on the
+// stack while each attribute is written, at a call's deepest point.
+//
+//go:noinline
 func appendTime(buf []byte, t time.Time) []byte {
 	sec := last.Load()
 	if sec == nil || sec.unix != t.Unix() || sec.loc != t.Location() {
