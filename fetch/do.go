@@ -33,7 +33,6 @@ type call struct {
 	deadline time.Time
 	next     http.RoundTripper // below this call's span: the wrapper, or the pool
 	trace    httptrace.ClientTrace
-	hc       http.Client // this call's: its transport and redirect rule are the call's
 }
 
 // Do sends req under ctx's deadline, with retries and redirects as the
@@ -104,7 +103,6 @@ func (cl *call) request() (*http.Request, error) {
 		hr.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
 	cl.next = cl.below()
-	cl.hc = http.Client{Transport: cl, CheckRedirect: cl.checkRedirect}
 	return hr, nil
 }
 
@@ -132,7 +130,7 @@ func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
 	for {
 		cl.attempts++
 		cl.gotConn = false
-		resp, err := cl.hc.Do(hr)
+		resp, err := cl.follow(hr)
 		if cerr := cl.ctx.Err(); cerr != nil {
 			if resp != nil {
 				resp.Body.Close()
@@ -181,6 +179,10 @@ func (cl *call) read(resp *http.Response) (*Response, error) {
 	// request's context (and so the call's trace hooks) past the call's
 	// end, and must not hold the answer with it.
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
+	if req.Method == http.MethodHead {
+		// A HEAD answer's Content-Length is the GET's: it has no body.
+		resp.ContentLength = 0
+	}
 	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
 		if resp.ContentLength > limit {
 			return out, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)
