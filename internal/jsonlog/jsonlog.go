@@ -88,24 +88,14 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 // Handle writes r, or has slog's handler write it.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	bp := buffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 16<<10 {
-			buffers.Put(bp)
-		}
-	}()
-	buf, ok := h.appendHead((*bp)[:0], r.Time, r.Level, r.Message)
-	if ok {
-		r.Attrs(func(a slog.Attr) bool {
-			buf, ok = appendRecordAttr(buf, a)
-			return ok
-		})
-	}
+	bp := getBuffer()
+	defer putBuffer(bp)
+	buf, ok := h.appendRecord((*bp)[:0], &r)
 	*bp = buf
 	if !ok {
 		return h.slow.Handle(ctx, r)
 	}
-	_, err := h.out.Write(append(buf, "}\n"...))
+	_, err := h.out.Write(buf)
 	return err
 }
 
@@ -116,12 +106,8 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 // call, and a goroutine on a keep-alive connection waits on a stack as big
 // as its deepest point ever was.
 func (h *Handler) WriteAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	bp := buffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 16<<10 {
-			buffers.Put(bp)
-		}
-	}()
+	bp := getBuffer()
+	defer putBuffer(bp)
 	buf, ok := h.appendHead((*bp)[:0], t, level, msg)
 	for i := 0; ok && i < len(attrs); i++ {
 		buf, ok = appendRecordAttr(buf, attrs[i])
@@ -134,6 +120,16 @@ func (h *Handler) WriteAttrs(ctx context.Context, t time.Time, level slog.Level,
 	}
 	_, err := h.out.Write(append(buf, "}\n"...))
 	return err
+}
+
+// getBuffer and putBuffer lend a record's buffer; one grown past 16 KiB
+// is let go.
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(bp *[]byte) {
+	if cap(*bp) <= 16<<10 {
+		buffers.Put(bp)
+	}
 }
 
 // appendRecordAttr appends one attribute of a record; an empty one is
