@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func (cl *call) follow(req *http.Request) (*http.Response, error) {
 			next.GetBody, next.ContentLength = ireq.GetBody, ireq.ContentLength
 		}
 		via = append(via, req)
-		if !strip && via[0].URL.Host != next.URL.Host && !sameDomain(via[0].URL, next.URL) {
+		if !strip && !sameDomain(via[0].URL, next.URL) {
 			strip = true
 		}
 		next.Header = make(http.Header, len(ireq.Header)+1)
@@ -91,14 +90,10 @@ func (cl *call) sendOne(req *http.Request) (*http.Response, error) {
 		req = &r2
 	}
 	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
-		username := u.Username()
 		password, _ := u.Password()
 		r2 := *req
 		r2.Header = req.Header.Clone()
-		if r2.Header == nil {
-			r2.Header = make(http.Header)
-		}
-		r2.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(username+":"+password)))
+		r2.SetBasicAuth(u.Username(), password)
 		req = &r2
 	}
 	resp, err := cl.RoundTrip(req)

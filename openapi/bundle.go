@@ -425,7 +425,6 @@ func (b *bundler) hoist(k kind, file, ptr, ref string) (string, error) {
 		}
 		b.comps[sec] = m
 	}
-	b.comps[sec][name] = obj
 	// A component whose own body is a reference is walked as one.
 	v, err := b.walk(obj, k, tfile, 0, ref)
 	if err != nil {

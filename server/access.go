@@ -224,9 +224,10 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 
 // accessRecord builds the access record of r, and the handler to write
 // it with; false when the logger takes no record at that level. Apart,
-// and never inlined, so that its attrs' array is off the stack when the
-// handler writes: a goroutine on a keep-alive connection waits on a stack
-// as big as its deepest point ever was, and this was that point.
+// and never inlined, so that its attrs' array (a 2 KiB frame) is off the
+// stack when the handler writes, as fetch's audit record is: a goroutine
+// on a keep-alive connection waits on a stack as big as its deepest point
+// ever was.
 //
 //go:noinline
 func (s *Server) accessRecord(log *slog.Logger, r *http.Request, a *access, aw *accessWriter, status int, start time.Time) (slog.Record, slog.Handler, bool) {
