@@ -57,6 +57,14 @@ type Recorder struct {
 	// Queue bounds the entries waiting; 0 means 10,000. Past it an entry is
 	// dropped (Dropped counts it).
 	Queue int
+	// QueueBytes bounds the bytes the waiting entries hold (their copies of
+	// the input and the output, and EntryOverhead each); 0 means 4 MiB.
+	// Past it an entry is dropped (Dropped counts it). A count alone let a
+	// service past what the writer keeps up with hold 10,000 answers of up
+	// to 8 KiB each: a live heap of tens of MiB that every garbage
+	// collection marked and that made the percent fall (internal/gcpace),
+	// for records that were mostly dropped anyway.
+	QueueBytes int64
 	// Batch is the most records written at once; 0 means 200.
 	Batch int
 	// Flush is the longest an entry waits for its batch; 0 means 500 ms.
@@ -71,6 +79,7 @@ type Recorder struct {
 	MaxBusy float64
 
 	ch      chan Entry
+	queued  atomic.Int64 // bytes the entries in ch and the batch being written hold (size)
 	done    chan struct{}
 	dropped atomic.Int64
 	written atomic.Int64
@@ -82,6 +91,9 @@ type Recorder struct {
 func (r *Recorder) Start() {
 	if r.Queue <= 0 {
 		r.Queue = 10000
+	}
+	if r.QueueBytes <= 0 {
+		r.QueueBytes = 4 << 20
 	}
 	if r.Batch <= 0 {
 		r.Batch = 200
@@ -97,21 +109,39 @@ func (r *Recorder) Start() {
 	go r.run()
 }
 
-// Add queues e, or drops it when the queue is full: a call never waits.
-// What it queues of the input and the output is a copy of their first
-// 2·MaxText bytes (room for a secret that straddles the cut to be whole
-// when it is redacted): a queued entry never keeps a call's answer, however
-// big, alive past the call. A nil Recorder keeps nothing.
+// EntryOverhead is what QueueBytes counts for a queued entry beside its
+// copies: its place in the queue and its record's strings.
+const EntryOverhead = 512
+
+// Add queues e, or drops it when the queue is full (in entries or in
+// bytes): a call never waits. What it queues of the input and the output
+// is a copy of their first 2·MaxText bytes (room for a secret that
+// straddles the cut to be whole when it is redacted): a queued entry never
+// keeps a call's answer, however big, alive past the call. A dropped entry
+// copies nothing. A nil Recorder keeps nothing.
 func (r *Recorder) Add(e Entry) {
 	if r == nil || r.ch == nil {
+		return
+	}
+	n := size(e)
+	if r.queued.Add(n) > r.QueueBytes {
+		r.queued.Add(-n)
+		r.dropped.Add(1)
 		return
 	}
 	e.Input, e.Output = clip(e.Input), clip(e.Output)
 	select {
 	case r.ch <- e:
 	default:
+		r.queued.Add(-n)
 		r.dropped.Add(1)
 	}
+}
+
+// size is what a queued e counts against QueueBytes: the same before and
+// after its copies are made.
+func size(e Entry) int64 {
+	return EntryOverhead + int64(min(len(e.Input), 2*MaxText)+min(len(e.Output), 2*MaxText)+len(e.Answer)+len(e.Reason))
 }
 
 // Dropped counts the entries dropped because the queue was full or the
@@ -133,6 +163,7 @@ func (r *Recorder) Close() {
 func (r *Recorder) run() {
 	defer close(r.done)
 	batch := make([]Record, 0, r.Batch)
+	var held int64 // what the batch's entries count against QueueBytes
 	t := time.NewTimer(r.Flush)
 	defer t.Stop()
 	write := func() {
@@ -143,6 +174,9 @@ func (r *Recorder) run() {
 		began := time.Now()
 		err := r.Sink.AppendCalls(ctx, batch)
 		cancel()
+		clear(batch) // its strings go now, not when the slots are reused
+		r.queued.Add(-held)
+		held = 0
 		if rest := time.Duration(float64(time.Since(began)) * (1/r.MaxBusy - 1)); rest > 0 && r.MaxBusy < 1 && !r.closing.Load() {
 			time.Sleep(min(rest, 5*time.Second))
 		}
@@ -163,6 +197,7 @@ func (r *Recorder) run() {
 				write()
 				return
 			}
+			held += size(e)
 			batch = append(batch, e.finish())
 			if len(batch) >= r.Batch {
 				write()

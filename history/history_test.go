@@ -90,6 +90,40 @@ func TestRecordsKeepNoSecret(t *testing.T) {
 	}
 }
 
+// TestQueueBoundedInBytes: behind a stuck writer, 10,000 calls with 4 KiB
+// answers queue no more than QueueBytes of copies (not 10,000 × 4 KiB):
+// the rest is dropped and counted, before anything of it is copied, and
+// what was queued is written once the writer moves again.
+func TestQueueBoundedInBytes(t *testing.T) {
+	sink := &memSink{block: make(chan struct{})}
+	const budget = 1 << 20
+	r := &history.Recorder{Sink: sink, QueueBytes: budget}
+	r.Start()
+	answer := []byte(`"` + strings.Repeat("a", 4094) + `"`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 10000 {
+		r.Add(history.Entry{Record: history.Record{Tool: "t"}, Input: []byte(`{}`), Output: answer})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// The bound covers the batch the stuck writer holds too. The channel's
+	// own slots (10,000 entries) are the same with or without.
+	perEntry := history.EntryOverhead + 2 + len(answer)
+	wantMax := budget/perEntry + 1
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if grown > 2*budget {
+		t.Errorf("10,000 queued-or-dropped entries keep %d bytes alive, budget %d", grown, budget)
+	}
+	close(sink.block)
+	r.Close()
+	if len(sink.recs) > wantMax || len(sink.recs) < wantMax/2 || int64(len(sink.recs))+r.Dropped() != 10000 {
+		t.Errorf("written %d (want at most %d, about that many) + dropped %d, want 10,000", len(sink.recs), wantMax, r.Dropped())
+	}
+	t.Logf("queued %d of 10,000 (budget %d B, %d B an entry), heap grown %d B", len(sink.recs), budget, perEntry, grown)
+}
+
 // TestQueuedEntriesKeepNoAnswer: an entry queued behind a stuck writer
 // holds a copy of at most 2·MaxText bytes of its input and output, never
 // the call's own (possibly huge) slices: 50 entries of 9 MiB answers keep
