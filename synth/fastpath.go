@@ -1,15 +1,20 @@
 package synth
 
 import (
+	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
 
 // simpleObject is the fast path for the most common input schema: an object
-// whose properties only name a type, with required keys and perhaps
-// additionalProperties: false. For such a schema, valid answers without
+// whose properties name a type and perhaps integer bounds (minimum,
+// maximum, exclusiveMinimum, exclusiveMaximum), string lengths (minLength,
+// maxLength), a format (an annotation in 2020-12) or an enum of strings
+// (what imported APIs' parameters say),
+// with required keys and perhaps additionalProperties: false. For such a schema, valid answers without
 // decoding the input or running the full validator. It only ever says
 // "certainly valid"; on false the full validator runs and finds the
 // violations, so the verdict is always the full validator's
@@ -24,6 +29,13 @@ type simpleObject struct {
 type simpleProp struct {
 	typ string // "" means any
 	bit uint64 // its bit in required, 0 if optional
+	// A number must be an integer literal within [lo, hi] to be certainly
+	// valid, when bounded (anything else goes to the full validator).
+	bounded, hasLo, hasHi bool
+	lo, hi                int64
+	// A string's length in code points is within [minLen, maxLen]; -1: no bound.
+	minLen, maxLen int
+	enum           map[string]bool // a string must be one of these; nil: no enum
 }
 
 var simpleTypes = map[string]bool{"string": true, "boolean": true, "number": true, "integer": true, "object": true, "array": true, "null": true}
@@ -83,23 +95,105 @@ func compileSimple(sch gjson.Result) *simpleObject {
 }
 
 func simplePropOf(ps gjson.Result) (simpleProp, bool) {
+	p := simpleProp{minLen: -1, maxLen: -1}
 	if !ps.IsObject() {
-		return simpleProp{}, ps.Type == gjson.True // true accepts anything; false nothing
+		return p, ps.Type == gjson.True // true accepts anything; false nothing
 	}
-	p := simpleProp{}
 	ok := true
 	ps.ForEach(func(k, v gjson.Result) bool {
-		switch {
-		case annotationKeys[k.Str] && k.Str != "$schema" && k.Str != "$id":
-		case k.Str == "type":
+		switch k.Str {
+		case "$schema", "$id":
+			ok = false
+		case "type":
 			ok = v.Type == gjson.String && simpleTypes[v.Str]
 			p.typ = v.Str
+		case "minimum", "exclusiveMinimum":
+			var n int64
+			n, ok = integerLiteral(v)
+			if ok && k.Str == "exclusiveMinimum" {
+				ok, n = n < maxInt, n+1 // only integers are cleared here
+			}
+			if ok && (!p.hasLo || n > p.lo) {
+				p.lo = n
+			}
+			p.hasLo, p.bounded = true, true
+		case "maximum", "exclusiveMaximum":
+			var n int64
+			n, ok = integerLiteral(v)
+			if ok && k.Str == "exclusiveMaximum" {
+				ok, n = n > minInt, n-1
+			}
+			if ok && (!p.hasHi || n < p.hi) {
+				p.hi = n
+			}
+			p.hasHi, p.bounded = true, true
+		case "minLength", "maxLength":
+			n, good := integerLiteral(v)
+			ok = good && n >= 0 && n <= maxLength
+			if k.Str == "minLength" {
+				p.minLen = int(n)
+			} else {
+				p.maxLen = int(n)
+			}
+		case "format":
+			// An annotation in Draft 2020-12 (the only dialect cleared
+			// here), which the validator is not asked to assert.
+			ok = v.Type == gjson.String
+		case "enum":
+			ok = v.IsArray() && p.enum == nil
+			p.enum = map[string]bool{}
+			v.ForEach(func(_, e gjson.Result) bool {
+				ok = ok && e.Type == gjson.String
+				p.enum[e.Str] = true
+				return ok
+			})
 		default:
-			ok = false
+			ok = annotationKeys[k.Str]
 		}
 		return ok
 	})
 	return p, ok
+}
+
+const (
+	maxInt    = int64(^uint64(0) >> 1)
+	minInt    = -maxInt - 1
+	maxLength = 1 << 30
+)
+
+// integerLiteral is v's value when v is a JSON number written as an integer
+// that fits an int64 ("1", "-20"; not "1.0", "1e2" or 2^63).
+func integerLiteral(v gjson.Result) (int64, bool) {
+	if v.Type != gjson.Number || strings.ContainsAny(v.Raw, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v.Raw, 10, 64)
+	return n, err == nil
+}
+
+// certain reports whether v, a value of the property's type, is certainly
+// within the property's bounds, lengths and enum.
+func (p *simpleProp) certain(v gjson.Result) bool {
+	if p.enum != nil && (v.Type != gjson.String || !p.enum[v.Str]) {
+		return false // an enum of strings takes nothing else
+	}
+	switch v.Type {
+	case gjson.Number:
+		if !p.bounded {
+			return true
+		}
+		n, ok := integerLiteral(v)
+		return ok && (!p.hasLo || n >= p.lo) && (!p.hasHi || n <= p.hi)
+	case gjson.String:
+		if p.minLen >= 0 || p.maxLen >= 0 {
+			if !utf8.ValidString(v.Str) {
+				return false // the validator counts what its decoder made of it
+			}
+			n := utf8.RuneCountInString(v.Str)
+			return n >= p.minLen && (p.maxLen < 0 || n <= p.maxLen)
+		}
+	}
+	return true
 }
 
 // valid reports whether raw, a valid JSON document, is certainly valid.
@@ -130,6 +224,9 @@ func (s *simpleObject) valid(raw []byte) bool {
 			ok = v.IsObject()
 		case p.typ == "array":
 			ok = v.IsArray()
+		}
+		if ok && declared {
+			ok = p.certain(v)
 		}
 		if seen&p.bit != 0 {
 			ok = false // a duplicate key: let the full validator decide

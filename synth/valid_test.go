@@ -12,13 +12,20 @@ var simpleSchemas = []string{
 	`{"type":"object","properties":{"owner":{"type":"string"},"n":{"type":"integer"},"f":{"type":"number"},"b":{"type":"boolean","description":"d"},"o":{"type":"object"},"a":{"type":"array"},"z":{"type":"null"},"any":{}},"required":["owner","n"]}`,
 	`{"type":"object","properties":{"x":{"type":"integer"},"y":true},"additionalProperties":false,"required":["x"]}`,
 	`{"type":"object","title":"t"}`,
+	`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100},"page":{"type":"number","exclusiveMinimum":-3,"exclusiveMaximum":9007199254740993},"big":{"minimum":-9223372036854775808,"maximum":9223372036854775807}},"required":["limit"]}`,
+	`{"type":"object","properties":{"state":{"type":"string","enum":["open","closed","é"]},"name":{"type":"string","minLength":2,"maxLength":3},"any":{"enum":["a"]},"n":{"minLength":1},"mail":{"type":"string","format":"email"},"at":{"format":"date-time","minLength":1}}}`,
 }
 
 // FuzzSimpleObjectAgrees checks that the fast path never calls valid what
 // the full validator refuses.
 func FuzzSimpleObjectAgrees(f *testing.F) {
 	for _, in := range []string{`{"owner":"a","n":1}`, `{"owner":"a","n":1.0}`, `{"owner":"a","n":1e2}`, `{"owner":1,"n":1}`,
-		`{"n":1}`, `{"x":1,"q":2}`, `{"x":1,"x":"s"}`, `{"owner":"a","n":1,"b":null}`, `[]`, `{"o":{},"a":[],"z":null,"any":[1]}`} {
+		`{"n":1}`, `{"x":1,"q":2}`, `{"x":1,"x":"s"}`, `{"owner":"a","n":1,"b":null}`, `[]`, `{"o":{},"a":[],"z":null,"any":[1]}`,
+		`{"limit":1}`, `{"limit":0}`, `{"limit":100}`, `{"limit":101}`, `{"limit":1.5}`, `{"limit":-0}`, `{"limit":1e1}`, `{"limit":"1"}`,
+		`{"limit":5,"page":-3}`, `{"limit":5,"page":-2}`, `{"limit":5,"page":9007199254740992}`, `{"limit":5,"page":9007199254740993}`,
+		`{"limit":5,"big":9223372036854775808}`, `{"limit":5,"big":-9223372036854775808}`,
+		`{"state":"open"}`, `{"state":"Open"}`, `{"state":"\u00e9"}`, `{"state":"e\u0301"}`, `{"state":1}`, `{"any":"a"}`, `{"any":1}`, `{"any":null}`,
+		`{"name":"ab"}`, `{"name":"a"}`, `{"name":"abcd"}`, `{"name":"éé"}`, `{"name":"\ud800x"}`, `{"name":"\ud83d\ude00a"}`, `{"n":""}`, `{"n":5}`, `{"mail":"x"}`, `{"mail":"a@b.c"}`, `{"at":"yesterday"}`, `{"at":""}`} {
 		for i := range simpleSchemas {
 			f.Add(i, in)
 		}
@@ -52,14 +59,21 @@ func FuzzSimpleObjectAgrees(f *testing.F) {
 func TestSimpleObjectScope(t *testing.T) {
 	for s, want := range map[string]bool{
 		simpleSchemas[0]: true,
-		`{"type":"object","properties":{"x":{"type":"string","minLength":1}}}`:                      false,
-		`{"type":"object","properties":{"x":{"type":["string","null"]}}}`:                           false,
-		`{"type":"object","patternProperties":{"x":{}}}`:                                            false,
-		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`:                     false,
-		`{"type":"object","properties":{"x":{"type":"string","format":"email"}}}`:                   false,
-		`{"properties":{"x":{"type":"string"}}}`:                                                    false,
-		`{"type":"object","required":["undeclared"]}`:                                               false,
-		`{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`: false,
+		`{"type":"object","properties":{"x":{"type":"string","minLength":1}}}`:                                        true,
+		`{"type":"object","properties":{"x":{"type":"integer","minimum":1.5}}}`:                                       false,
+		`{"type":"object","properties":{"x":{"type":"integer","maximum":1e3}}}`:                                       false,
+		`{"type":"object","properties":{"x":{"type":"integer","exclusiveMinimum":9223372036854775807}}}`:              false,
+		`{"type":"object","properties":{"x":{"enum":["a",1]}}}`:                                                       false,
+		`{"type":"object","properties":{"x":{"type":"string","pattern":"^a"}}}`:                                       false,
+		`{"type":"object","properties":{"x":{"type":"string","minLength":-1}}}`:                                       false,
+		`{"type":"object","properties":{"x":{"type":["string","null"]}}}`:                                             false,
+		`{"type":"object","patternProperties":{"x":{}}}`:                                                              false,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`:                                       false,
+		`{"type":"object","properties":{"x":{"type":"string","format":"email"}}}`:                                     true,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"x":{"format":"email"}}}`: false,
+		`{"properties":{"x":{"type":"string"}}}`:                                                                      false,
+		`{"type":"object","required":["undeclared"]}`:                                                                 false,
+		`{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`:                   false,
 	} {
 		if got := compileSimple(gjson.Parse(s)) != nil; got != want {
 			t.Errorf("%s: fast path %v, want %v", s, got, want)
@@ -89,4 +103,33 @@ func FuzzValidateInput(f *testing.F) {
 			t.Fatalf("accepted %q as %q", in, out)
 		}
 	})
+}
+
+// BenchmarkValidateBoundedInput: an imported API's usual input (an id, a
+// bounded integer, an enum, a format) checked by the fast path, against
+// the full validator on the same schema and input in the same run.
+func BenchmarkValidateBoundedInput(b *testing.B) {
+	schema := `{"type":"object","properties":{"id":{"type":"string","minLength":1},"limit":{"type":"integer","minimum":1,"maximum":100},` +
+		`"state":{"type":"string","enum":["open","closed"]},"since":{"type":"string","format":"date-time"}},"required":["id"]}`
+	in := []byte(`{"id":"data.json","limit":30,"state":"open","since":"2026-12-04T00:00:00Z"}`)
+	var ps Problems
+	vs := compileSchema([]byte(schema), "input", false, &ps)
+	if vs == nil || vs.simple == nil {
+		b.Fatal("want a fast path")
+	}
+	full := *vs
+	full.simple = nil
+	for _, c := range []struct {
+		name string
+		vs   *valueSchema
+	}{{"fast", vs}, {"full", &full}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := c.vs.validate(context.Background(), in, jsoncheck.Options{}); v != nil {
+					b.Fatal(v)
+				}
+			}
+		})
+	}
 }
