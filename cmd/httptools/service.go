@@ -328,7 +328,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 			// few MiB need not collect every few MiB allocated; one
 			// holding thousands of slow calls must not let five times
 			// its live heap pile up either (internal/gcpace).
-			gcpace.Start(gcHeadroom, 100, serveGCPercent)
+			gcpace.Start(gcHeadroom, serveGCMin, serveGCPercent)
 		}
 	}
 	envTenant := ""
@@ -365,8 +365,17 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 // serveGCPercent is serve's largest GOGC when neither GOGC nor GOMEMLIMIT
 // is set: while the live heap, stacks and globals come to gcHeadroom/4 or
 // less. Above, the percent falls so that a cycle allocates gcHeadroom past
-// the live heap, down to Go's default of 100.
+// the live heap, down to serveGCMin.
 const serveGCPercent = 400
+
+// serveGCMin is serve's smallest GOGC, reached from 2·gcHeadroom (128 MiB)
+// of live heap, stacks and globals: thousands of calls waiting on a slow
+// API, or a catalogue far past 5,000 tools (whose live heap is 52 MiB).
+// There the heap peaks at 1.5× what the collector found live, not 2×: at
+// 10,000 waiting calls 58 KiB a call, against 75.6 at Go's default of 100
+// (bench/slow.sh, BENCHMARKS.md), for more frequent cycles over a heap
+// whose calls mostly wait.
+const serveGCMin = 50
 
 // gcHeadroom is the heap a cycle may allocate past a small live heap.
 const gcHeadroom = 64 << 20

@@ -15,8 +15,10 @@
 // percent/100: the percent applies to the goroutines' stacks too, and
 // thousands of goroutines waiting on slow calls hold as much stack as
 // heap. So the percent that lets a cycle allocate Headroom is
-// Headroom/(live + stacks + globals), clamped to [Min, Max]: 400 for a
-// small process, 100 — Go's default — from Headroom/1 up. A percent from
+// Headroom/(live + stacks + globals), clamped to [Min, Max]; serve's are
+// 400 for a small process, 100 (Go's default) at Headroom and 50 from
+// 2·Headroom up, where a heap of waiting calls peaks at 1.5× what they
+// hold instead of 2×. A percent from
 // the live heap alone let a burst of 4,000 slow calls, arriving after a
 // cycle that saw 25 MiB live and few stacks, grow the heap to 384 MB
 // before the next (160 MB more than the goal Headroom meant).
