@@ -134,7 +134,8 @@ def ms(v):
 lat = {p: ms(v) for p, v in re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M)}
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 non2xx = int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1])
-sock = sum(int(x) for x in (re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out) or [None, 0, 0, 0, 0])[1:])
+m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+sock = sum(int(x) for x in m.groups()) if m else 0  # a Match cannot be sliced: wrk's socket errors crashed this
 print(json.dumps({"row": name, "rps": rps, "p50": lat["50"], "p99": lat["99"], "refused": non2xx + sock, "base_kb": base, "peak_kb": top, "kib_per_call": (top - base) / n}))
 PY
 }
