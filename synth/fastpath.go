@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,8 +14,8 @@ import (
 // whose properties name a type and perhaps integer bounds (minimum,
 // maximum, exclusiveMinimum, exclusiveMaximum), string lengths (minLength,
 // maxLength), a format (an annotation in 2020-12) or an enum of strings
-// (what imported APIs' parameters say),
-// with required keys and perhaps additionalProperties: false. For such a schema, valid answers without
+// (what imported APIs' parameters say), with required keys and perhaps
+// additionalProperties: false. For such a schema, valid answers without
 // decoding the input or running the full validator. It only ever says
 // "certainly valid"; on false the full validator runs and finds the
 // violations, so the verdict is always the full validator's
@@ -30,9 +31,10 @@ type simpleProp struct {
 	typ string // "" means any
 	bit uint64 // its bit in required, 0 if optional
 	// A number must be an integer literal within [lo, hi] to be certainly
-	// valid, when bounded (anything else goes to the full validator).
-	bounded, hasLo, hasHi bool
-	lo, hi                int64
+	// valid, when either bound is set (anything else goes to the full
+	// validator).
+	hasLo, hasHi bool
+	lo, hi       int64
 	// A string's length in code points is within [minLen, maxLen]; -1: no bound.
 	minLen, maxLen int
 	enum           map[string]bool // a string must be one of these; nil: no enum
@@ -111,22 +113,22 @@ func simplePropOf(ps gjson.Result) (simpleProp, bool) {
 			var n int64
 			n, ok = integerLiteral(v)
 			if ok && k.Str == "exclusiveMinimum" {
-				ok, n = n < maxInt, n+1 // only integers are cleared here
+				ok, n = n < math.MaxInt64, n+1 // only integers are cleared here
 			}
 			if ok && (!p.hasLo || n > p.lo) {
 				p.lo = n
 			}
-			p.hasLo, p.bounded = true, true
+			p.hasLo = true
 		case "maximum", "exclusiveMaximum":
 			var n int64
 			n, ok = integerLiteral(v)
 			if ok && k.Str == "exclusiveMaximum" {
-				ok, n = n > minInt, n-1
+				ok, n = n > math.MinInt64, n-1
 			}
 			if ok && (!p.hasHi || n < p.hi) {
 				p.hi = n
 			}
-			p.hasHi, p.bounded = true, true
+			p.hasHi = true
 		case "minLength", "maxLength":
 			n, good := integerLiteral(v)
 			ok = good && n >= 0 && n <= maxLength
@@ -155,11 +157,8 @@ func simplePropOf(ps gjson.Result) (simpleProp, bool) {
 	return p, ok
 }
 
-const (
-	maxInt    = int64(^uint64(0) >> 1)
-	minInt    = -maxInt - 1
-	maxLength = 1 << 30
-)
+// maxLength is the largest length bound the fast path takes.
+const maxLength = 1 << 30
 
 // integerLiteral is v's value when v is a JSON number written as an integer
 // that fits an int64 ("1", "-20"; not "1.0", "1e2" or 2^63).
@@ -179,7 +178,7 @@ func (p *simpleProp) certain(v gjson.Result) bool {
 	}
 	switch v.Type {
 	case gjson.Number:
-		if !p.bounded {
+		if !p.hasLo && !p.hasHi {
 			return true
 		}
 		n, ok := integerLiteral(v)
