@@ -102,15 +102,19 @@ func (e *env) expireHour(t *testing.T, s *sqlstore.SQLStore) {
 	}
 }
 
-// TestCrashedReplicaCostsSeconds: replica A (its clock 10 minutes slow or
-// fast) takes the lease of an expired connection and dies while its token
-// request waits on the provider. Replica B (true clock) then makes 25
-// calls, each within a 15 s refresh: 25 of 25 succeed, with 1 refresh
-// grant and 0 invalid_grant (before: a fast dead replica locked the
-// connection out for 10 minutes, a true-clock one for the whole 20 s lease;
-// a slow live one let B present a revoked token). A restarted A (a new
-// Manager on the same store) is served as well.
-func TestCrashedReplicaCostsSeconds(t *testing.T) {
+// TestCrashedReplicaNeverCostsTheConnection: replica A (its clock 10
+// minutes slow or fast) takes the lease of an expired connection and dies
+// while its token request waits on the provider, which may or may not
+// have rotated the refresh token. Replica B (true clock) makes 25 calls
+// once A's lease has run out: each is refused at once with the retryable
+// connection-refreshing (503), with 0 token requests, 0 invalid_grant and
+// the connection active (before issue 39, B presented the stored refresh
+// token as soon as the lease ran out: had A been cut off from the store
+// rather than dead, that token was revoked). Once InterruptedWait has
+// passed (a replica with a short one), a call is served: 1 grant. A
+// restarted A on a store only it uses (SoleReplica, as serve on SQLite)
+// is served at once: there is nobody to wait for.
+func TestCrashedReplicaNeverCostsTheConnection(t *testing.T) {
 	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
 		for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute, 0} {
 			t.Run(skew.String(), func(t *testing.T) {
@@ -119,37 +123,64 @@ func TestCrashedReplicaCostsSeconds(t *testing.T) {
 				e.connect(t, a, "t1", OwnerCompany, true)
 				e.expireHour(t, a)
 				tool := e.tool(t, "company")
-				ra := &replicaStore{SQLStore: a}
-				ra.dieAfterLease.Store(true)
-				ma := e.replica(ra, skewed(skew))
-				ma.HTTPClient = blockingClient(t)
-				go call(tool, ma, "t1", "") // takes the lease, then dies
-				testkit.WaitFor(t, "A to take the lease and die", ra.dead.Load)
+				dieAfterLease(t, e, a, tool, skew)
 				mb := e.replica(b, time.Now)
-				ok := 0
 				var wg sync.WaitGroup
-				var mu sync.Mutex
+				var refused atomic.Int64
 				for range 25 {
 					wg.Go(func() {
-						if tok, err := call(tool, mb, "t1", ""); err == nil && tok != "" {
-							mu.Lock()
-							ok++
-							mu.Unlock()
+						if _, err := call(tool, mb, "t1", ""); reason(err) == synth.ReasonConnectionRefreshing {
+							refused.Add(1)
 						} else {
-							t.Log(err)
+							t.Errorf("B: %v; want connection-refreshing", err)
 						}
 					})
 				}
 				wg.Wait()
-				if ok != 25 || e.provider.RefreshGrants.Load() != 1 || e.provider.InvalidGrants.Load() != 0 {
-					t.Errorf("B: %d of 25 calls, %d grants, %d invalid_grant; want 25, 1, 0", ok, e.provider.RefreshGrants.Load(), e.provider.InvalidGrants.Load())
+				if n, g, i := refused.Load(), e.provider.RefreshGrants.Load(), e.provider.InvalidGrants.Load(); n != 25 || g != 0 || i != 0 {
+					t.Errorf("B: %d of 25 refused as connection-refreshing, %d grants, %d invalid_grant; want 25, 0, 0", n, g, i)
 				}
-				restarted := e.replica(a, skewed(skew))
-				if _, err := call(tool, restarted, "t1", ""); err != nil {
-					t.Errorf("A restarted: %v", err)
+				if rec, _ := b.Connection(context.Background(), "t1", "google", OwnerCompany); rec.Status != StatusActive {
+					t.Errorf("the connection is %s; want active", rec.Status)
+				}
+				later := e.replica(b, time.Now)
+				later.InterruptedWait = time.Nanosecond // the wait is over
+				if _, err := call(tool, later, "t1", ""); err != nil || e.provider.RefreshGrants.Load() != 1 {
+					t.Errorf("after the wait: %v, %d grants; want served, 1", err, e.provider.RefreshGrants.Load())
 				}
 			})
 		}
+		t.Run("restarted sole replica", func(t *testing.T) {
+			e := newEnv(t)
+			e.provider.Rotate = true
+			e.connect(t, a, "t1", OwnerCompany, true)
+			e.expireHour(t, a)
+			tool := e.tool(t, "company")
+			dieAfterLease(t, e, a, tool, 0)
+			restarted := e.replica(a, time.Now)
+			restarted.SoleReplica = true
+			if _, err := call(tool, restarted, "t1", ""); err != nil || e.provider.RefreshGrants.Load() != 1 {
+				t.Errorf("A restarted: %v, %d grants; want served, 1", err, e.provider.RefreshGrants.Load())
+			}
+		})
+	})
+}
+
+// dieAfterLease makes a replica on s take the lease of the expired
+// company connection and die while its token request waits, then waits
+// for its lease to run out on the store's clock.
+func dieAfterLease(t *testing.T, e *env, s *sqlstore.SQLStore, tool *synth.Tool, skew time.Duration) {
+	t.Helper()
+	ra := &replicaStore{SQLStore: s}
+	ra.dieAfterLease.Store(true)
+	ma := e.replica(ra, skewed(skew))
+	ma.HTTPClient = blockingClient(t)
+	go call(tool, ma, "t1", "") // takes the lease, then dies
+	testkit.WaitFor(t, "A to take the lease and die", ra.dead.Load)
+	testkit.WaitFor(t, "A's lease to run out", func() bool {
+		rec, err := s.Connection(context.Background(), "t1", "google", OwnerCompany)
+		now, nerr := s.StoreNow(context.Background())
+		return err == nil && nerr == nil && rec.LeaseOwner != "" && !rec.LeaseUntil.After(now)
 	})
 }
 
@@ -224,8 +255,8 @@ func TestRaceLoserServesTheWinnersToken(t *testing.T) {
 			switch {
 			case lifetime > 0 && (err != nil || tok != winner):
 				t.Errorf("B: %q %v; want the winner's token %q", tok, err, winner)
-			case lifetime < 0 && reason(err) != synth.ReasonConnectionUnavailable:
-				t.Errorf("B, the winner's token expired: %v; want connection-unavailable (try again), never needs-reauth", err)
+			case lifetime < 0 && reason(err) != synth.ReasonConnectionRefreshing:
+				t.Errorf("B, the winner's token expired: %v; want connection-refreshing (try again), never needs-reauth", err)
 			}
 			rec, _ := a.Connection(context.Background(), "t1", "google", OwnerCompany)
 			if rec.Status != StatusActive || rec.RefreshToken != "rt-winner" {
@@ -238,10 +269,12 @@ func TestRaceLoserServesTheWinnersToken(t *testing.T) {
 
 // TestInterruptedRotationIsLoggedAsSuch: replica A's token request reaches
 // the provider, which rotates the refresh token, and A dies before storing
-// it (kill -9 right after the provider answered). B takes the lease over
-// once it runs out, presents the old token, gets invalid_grant: the
-// connection needs re-authorization (the rotated token died with A) and B
-// logs it at ERROR, naming the interrupted lease: 1 such record.
+// it (kill -9 right after the provider answered). Until InterruptedWait
+// passes, B refuses (connection-refreshing) without presenting the old
+// token: 0 invalid_grant. After it, B takes the lease over, presents the
+// old token, gets invalid_grant: the connection needs re-authorization (the
+// rotated token died with A) and B logs it at ERROR, naming the
+// interrupted lease: 1 such record.
 func TestInterruptedRotationIsLoggedAsSuch(t *testing.T) {
 	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
 		e := newEnv(t)
@@ -260,8 +293,13 @@ func TestInterruptedRotationIsLoggedAsSuch(t *testing.T) {
 		if e.provider.RefreshGrants.Load() != 1 {
 			t.Fatalf("A's refresh did not reach the provider")
 		}
+		// Within the wait: refused, nothing presented.
+		if _, err := call(tool, e.replica(b, time.Now), "t1", ""); reason(err) != synth.ReasonConnectionRefreshing || e.provider.InvalidGrants.Load() != 0 {
+			t.Fatalf("B within the wait: %v, %d invalid_grant; want connection-refreshing, 0", err, e.provider.InvalidGrants.Load())
+		}
 		logs := &testkit.Buffer{}
 		mb := e.replica(b, time.Now)
+		mb.InterruptedWait = time.Nanosecond // the wait is over: A is gone for good
 		mb.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		_, err := call(tool, mb, "t1", "")
 		if reason(err) != synth.ReasonConnectionNeedsReauth {
@@ -269,6 +307,65 @@ func TestInterruptedRotationIsLoggedAsSuch(t *testing.T) {
 		}
 		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "interrupted_lease=lease_") {
 			t.Errorf("%d ERROR records naming the interrupted lease; want 1:\n%s", n, logs)
+		}
+	})
+}
+
+// TestPartitionedHolderKeepsOthersOff: replica A's token request reaches a
+// provider that rotates refresh tokens and revokes the whole family when a
+// revoked one comes back (RFC 9700); then A is cut off from the store
+// before it can write. A keeps serving the new token from memory. Replica
+// B, past A's lease, is refused with connection-refreshing and presents
+// nothing: 0 revoked tokens presented, 0 invalid_grant, the connection
+// active. When A reaches the store again it writes its token, and B is
+// served with it: 1 grant in all.
+func TestPartitionedHolderKeepsOthersOff(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		e.provider.Rotate, e.provider.RevokeFamilyOnReuse = true, true
+		e.connect(t, a, "t1", OwnerCompany, true)
+		e.expireHour(t, a)
+		tool := e.tool(t, "company")
+		ra := &replicaStore{SQLStore: a}
+		ma := e.replica(ra, time.Now)
+		ma.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := http.DefaultTransport.RoundTrip(r)
+			ra.dead.Store(true) // partitioned from the store, alive
+			return resp, err
+		})}
+		tokA, err := call(tool, ma, "t1", "")
+		if err != nil || !e.provider.ValidAccess(tokA) {
+			t.Fatalf("A: %q %v; want the new token from memory", tokA, err)
+		}
+		testkit.WaitFor(t, "A's lease to run out", func() bool {
+			rec, err := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+			now, nerr := b.StoreNow(context.Background())
+			return err == nil && nerr == nil && rec.LeaseOwner != "" && !rec.LeaseUntil.After(now)
+		})
+		mb := e.replica(b, time.Now)
+		refused := 0
+		for range 10 {
+			if _, err := call(tool, mb, "t1", ""); reason(err) == synth.ReasonConnectionRefreshing {
+				refused++
+			}
+			if tok, err := call(tool, ma, "t1", ""); err != nil || tok != tokA {
+				t.Errorf("A while cut off: %q %v; want its token from memory", tok, err)
+			}
+		}
+		if r, i := e.provider.RevokedRefreshUses.Load(), e.provider.InvalidGrants.Load(); refused != 10 || r != 0 || i != 0 {
+			t.Errorf("B: %d of 10 refused as connection-refreshing, %d revoked tokens presented, %d invalid_grant; want 10, 0, 0", refused, r, i)
+		}
+		ra.dead.Store(false) // the partition heals: A's retrier stores its token
+		testkit.WaitFor(t, "A's token stored", func() bool {
+			rec, err := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+			return err == nil && rec.AccessToken == tokA && rec.LeaseOwner == ""
+		})
+		if tok, err := call(tool, mb, "t1", ""); err != nil || tok != tokA {
+			t.Errorf("B after the partition: %q %v; want A's token", tok, err)
+		}
+		rec, _ := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+		if g := e.provider.RefreshGrants.Load(); g != 1 || rec.Status != StatusActive || !e.provider.LiveRefreshToken(rec.RefreshToken) {
+			t.Errorf("%d grants, status %s, stored refresh token live %v; want 1, active, true", g, rec.Status, e.provider.LiveRefreshToken(rec.RefreshToken))
 		}
 	})
 }

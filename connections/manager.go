@@ -23,6 +23,10 @@ const (
 	DefaultRefreshTimeout = 15 * time.Second
 	DefaultLeaseTTL       = 6 * time.Second
 	StateLifetime         = 10 * time.Minute
+	// DefaultInterruptedWait is how long an interrupted refresh keeps
+	// every other replica from presenting the stored refresh token: a
+	// partition shorter than it costs no connection.
+	DefaultInterruptedWait = 5 * time.Minute
 )
 
 // Manager hands out access tokens of connections (it is the
@@ -58,6 +62,21 @@ type Manager struct {
 	// provider is asked), so it is about what a replica that dies
 	// mid-refresh costs its connection; 0 means DefaultLeaseTTL (6 s).
 	LeaseTTL time.Duration
+	// InterruptedWait is how long a refresh whose lease ran out unreleased
+	// (its replica froze, died or lost the store, perhaps after the
+	// provider rotated the refresh token) keeps this manager from
+	// presenting the stored refresh token, which that refresh may have
+	// revoked: meanwhile a still valid access token is served, and a call
+	// that needs a new one gets connection-refreshing (try again), never
+	// needs-reauth. The interrupted replica ends the wait by storing what
+	// it was given once it reaches the store again. 0 means
+	// DefaultInterruptedWait (5 min).
+	InterruptedWait time.Duration
+	// SoleReplica says no other process uses the store (SQLite, which one
+	// process embeds): a lease this manager did not take was taken by an
+	// earlier process, which has ended, so its outcome can never be
+	// stored and there is nothing to wait for.
+	SoleReplica bool
 	// Logger receives what the operator should know (a token write being
 	// retried); nil means none.
 	Logger *slog.Logger

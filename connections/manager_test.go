@@ -343,8 +343,8 @@ func TestTransientFailureKeepsServing(t *testing.T) {
 	e.clock.Advance(10 * time.Minute)
 	e.provider.FailNext("500")
 	_, err = call(tool, m, "t1", "")
-	if reason(err) != synth.ReasonConnectionUnavailable || strings.Contains(err.Error(), rec.RefreshToken) {
-		t.Errorf("got %v", err)
+	if reason(err) != synth.ReasonProviderUnavailable || strings.Contains(err.Error(), rec.RefreshToken) {
+		t.Errorf("got %v; want provider-unavailable (retryable, not the code of a missing connection)", err)
 	}
 	stored, _ = s.Connection(context.Background(), "t1", "google", OwnerCompany)
 	if stored.Status != StatusActive {

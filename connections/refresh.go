@@ -40,6 +40,39 @@ var errRaced = errors.New("connections: the row changed")
 // errSuperseded: the row holds a later refresh than the one being written.
 var errSuperseded = errors.New("connections: a later refresh is stored")
 
+// errInterrupted: another replica's lease ran out unreleased less than
+// InterruptedWait ago; what its refresh got is not known yet.
+var errInterrupted = errors.New("connections: another replica's refresh was interrupted")
+
+func (m *Manager) interruptedWait() time.Duration {
+	if m.InterruptedWait > 0 {
+		return m.InterruptedWait
+	}
+	return DefaultInterruptedWait
+}
+
+// interrupted reports whether cur's lease, run out at the store's time
+// now, was taken by another replica whose refresh may still be stored: it
+// froze, or lost the store after the provider answered (then it holds the
+// new tokens in memory and writes them once it can). Until it does, or
+// InterruptedWait passes, the stored refresh token may be one the provider
+// has revoked, and presenting it again could cost the connection for good
+// (a provider that revokes the whole family on reuse, RFC 9700 4.14.2).
+// A sole replica has nobody to wait for.
+func (m *Manager) interrupted(cur *Record, now time.Time) bool {
+	return cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() && !m.SoleReplica &&
+		now.Sub(cur.LeaseUntil) < m.interruptedWait()
+}
+
+// interruptedRefusal is the retryable answer while another replica's
+// interrupted refresh may still be stored.
+func (m *Manager) interruptedRefusal(need synth.ConnectionNeed, own string, cur *Record, now time.Time) error {
+	left := max(m.interruptedWait()-now.Sub(cur.LeaseUntil), 0).Round(time.Second)
+	return synth.PreconditionFailed(synth.ReasonConnectionRefreshing,
+		"a refresh of the %s connection of %s by another replica was interrupted before its tokens were stored (that replica lost the store, or stopped); the stored refresh token may no longer be valid, so it is not sent until that replica stores them, or for %s more: try again shortly (nothing needs reconnecting)",
+		need.App, whose(own), left)
+}
+
 func (m *Manager) leaseID() string {
 	m.idOnce.Do(func() { m.id = ids.New("lease_") })
 	return m.id
@@ -183,6 +216,8 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 				return nil, nil // refreshed since the upstream refused the old one
 			case cur.LeaseOwner != "" && cur.LeaseOwner != m.leaseID() && cur.LeaseUntil.After(leaseNow):
 				return nil, errRaced // another replica is asking the provider
+			case m.interrupted(cur, leaseNow):
+				return nil, errInterrupted // its tokens may still be stored: never present ours meanwhile
 			case cur.RefreshToken == "":
 				if cur.fresh(now, 0) && rejected == "" {
 					return nil, nil // nothing to refresh with yet; serve it while valid
@@ -208,12 +243,17 @@ func (m *Manager) lease(ctx context.Context, tenant string, need synth.Connectio
 			}
 			select {
 			case <-ctx.Done():
-				return nil, false, "", synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+				return nil, false, "", synth.PreconditionFailed(synth.ReasonConnectionRefreshing,
 					"the %s connection of %s is being refreshed by another replica, which did not finish in time: try again", need.App, whose(own))
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, 200*time.Millisecond)
 			continue
+		case errors.Is(err, errInterrupted):
+			if rejected == "" && seen.fresh(m.now(), 0) {
+				return seen, false, "", nil // valid still: serve it while the outcome is unknown
+			}
+			return nil, false, "", m.interruptedRefusal(need, own, seen, leaseNow)
 		case errors.Is(err, ErrUnavailable):
 			return nil, false, "", storeUnavailable(err)
 		case err != nil:
@@ -324,7 +364,7 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 			m.logger().Info("a token refresh lost a race to another replica's; its token is used", "app", cur.App, "tenant", cur.Tenant)
 			return row, nil
 		}
-		return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
+		return nil, synth.PreconditionFailed(synth.ReasonConnectionRefreshing,
 			"the %s connection of %s was refreshed by another replica meanwhile: try again", need.App, whose(own))
 	}
 	if invalid {
@@ -343,8 +383,8 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 	if rejected == "" && cur.fresh(m.now(), 0) {
 		return cur, nil
 	}
-	return nil, synth.PreconditionFailed(synth.ReasonConnectionUnavailable,
-		"refreshing the %s connection of %s failed (%s); it stays connected: try again", need.App, whose(own), next.LastError)
+	return nil, synth.PreconditionFailed(synth.ReasonProviderUnavailable,
+		"refreshing the %s connection of %s failed (%s); it stays connected: try again shortly", need.App, whose(own), next.LastError)
 }
 
 // complete writes a refreshed record if the lease is still ours, or if the

@@ -197,7 +197,7 @@ func TestSharedRefreshErrorNamesEachTool(t *testing.T) {
 	wg.Wait()
 	for i, err := range errs {
 		var se *synth.Error
-		if !errors.As(err, &se) || se.Reason != synth.ReasonConnectionUnavailable {
+		if !errors.As(err, &se) || se.Reason != synth.ReasonProviderUnavailable {
 			t.Fatalf("call %d: %v", i, err)
 		}
 		want := tools[i%2].ID()

@@ -114,6 +114,9 @@ func (a *Authorization) Resolve(ctx context.Context, cc synth.CallContext, need 
 			if errors.As(err, &e) {
 				return Credential{}, e
 			}
+			if ctx.Err() != nil {
+				return Credential{}, err // the call's deadline or its caller ended it: the call's words say which
+			}
 			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", a.Connection, need.App, err)
 		}
 		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil

@@ -40,6 +40,10 @@ type OAuthProvider struct {
 	AccessLifetime time.Duration
 	// Rotate issues a new refresh token on every refresh and revokes the old.
 	Rotate bool
+	// RevokeFamilyOnReuse, with Rotate, answers a revoked refresh token
+	// presented again by revoking every token descended from the same
+	// grant, as RFC 9700 (4.14.2) recommends: the connection is lost.
+	RevokeFamilyOnReuse bool
 	// Scope, when set, is the granted scope sent back (else the requested).
 	Scope string
 	// Delay slows the token endpoint down.
@@ -57,6 +61,7 @@ type OAuthProvider struct {
 	revoked  map[string]bool      // revoked refresh tokens
 	access   map[string]time.Time // access token → expiry
 	failNext []string             // queued failures: "invalid_grant", "500"
+	family   map[string]string    // refresh token → the first refresh token of its grant
 }
 
 type codeGrant struct {
@@ -76,7 +81,8 @@ func NewOAuthProvider() *OAuthProvider {
 // it. Its URL is known once it has started.
 func NewUnstartedOAuthProvider() *OAuthProvider {
 	p := &OAuthProvider{ClientID: "client-1", ClientSecret: "secret-1", AuthStyle: "params",
-		codes: map[string]codeGrant{}, refresh: map[string]bool{}, revoked: map[string]bool{}, access: map[string]time.Time{}}
+		codes: map[string]codeGrant{}, refresh: map[string]bool{}, revoked: map[string]bool{}, access: map[string]time.Time{},
+		family: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/authorize", p.authorize)
 	mux.HandleFunc("/token", p.token)
@@ -125,6 +131,25 @@ func (p *OAuthProvider) ExpireAccess(token string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.access[token] = time.Time{}
+}
+
+// familyOf is the first refresh token of rt's grant.
+func (p *OAuthProvider) familyOf(rt string) string {
+	if f, ok := p.family[rt]; ok {
+		return f
+	}
+	return rt
+}
+
+// revokeFamilyLocked revokes every live refresh token of rt's grant.
+func (p *OAuthProvider) revokeFamilyLocked(rt string) {
+	f := p.familyOf(rt)
+	for t := range p.refresh {
+		if p.familyOf(t) == f {
+			delete(p.refresh, t)
+			p.revoked[t] = true
+		}
+	}
 }
 
 // LiveRefreshToken reports whether a refresh token would be accepted.
@@ -219,6 +244,9 @@ func (p *OAuthProvider) token(w http.ResponseWriter, r *http.Request) {
 		rt := r.PostForm.Get("refresh_token")
 		if p.revoked[rt] {
 			p.RevokedRefreshUses.Add(1)
+			if p.RevokeFamilyOnReuse {
+				p.revokeFamilyLocked(rt)
+			}
 		}
 		if !p.refresh[rt] {
 			p.InvalidGrants.Add(1)
@@ -235,6 +263,7 @@ func (p *OAuthProvider) token(w http.ResponseWriter, r *http.Request) {
 			p.revoked[rt] = true
 			newRT = fmt.Sprintf("rt-%d", p.next)
 			p.refresh[newRT] = true
+			p.family[newRT] = p.familyOf(rt)
 		}
 		p.writeToken(w, a, newRT, lifetime, p.Scope)
 	default:

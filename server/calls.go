@@ -208,7 +208,7 @@ func failureOf(err error) failure {
 		// One outage, one code on every route (a key check, a secrets
 		// route, readiness, a call): a client branches on it once.
 		f.code, f.retryAfter = synth.ReasonStoreUnavailable, retryAfter
-	case synth.ReasonOverloaded:
+	case synth.ReasonOverloaded, synth.ReasonConnectionRefreshing, synth.ReasonProviderUnavailable:
 		f.retryAfter = retryAfter
 	}
 	return f

@@ -432,7 +432,7 @@ func statusOf(e *synth.Error) int {
 		switch e.Reason {
 		case synth.ReasonApprovalRequired, httpspec.ReasonEgressDenied:
 			return http.StatusForbidden
-		case synth.ReasonStoreUnavailable:
+		case synth.ReasonStoreUnavailable, synth.ReasonConnectionRefreshing, synth.ReasonProviderUnavailable:
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusConflict

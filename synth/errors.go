@@ -34,6 +34,15 @@ const (
 	ReasonConnectionNeedsReauth       = "connection-needs-reauth"
 	ReasonConnectionPermissionMissing = "connection-permission-missing"
 	ReasonApprovalRequired            = "approval-required"
+	// ReasonConnectionRefreshing: the connection is sound but its token
+	// cannot be had right now (another replica's refresh is under way, or
+	// was interrupted and its outcome is not yet known): try again; the
+	// person need not connect again.
+	ReasonConnectionRefreshing = "connection-refreshing"
+	// ReasonProviderUnavailable: the OAuth provider's token endpoint
+	// failed for now (unreachable, 5xx, timed out); the connection stays
+	// connected: try again.
+	ReasonProviderUnavailable = "provider-unavailable"
 	// ReasonStoreUnavailable: the store of secrets or connections failed
 	// (down, frozen, read-only): nothing is wrong with the call, which may
 	// be tried again.

@@ -69,6 +69,7 @@ func TestAuthoringGuide(t *testing.T) {
 		synth.ReasonTimeout, synth.ReasonCanceled, httpspec.ReasonInvalidURL, httpspec.ReasonInvalidHeader,
 		httpspec.ReasonMissingValue, httpspec.ReasonNotPrimitive, httpspec.ReasonFetchFailed, httpspec.ReasonTooManyRedirects,
 		synth.ReasonInputInvalid, synth.ReasonStoreUnavailable, httpspec.ReasonResponseTruncated,
+		synth.ReasonConnectionRefreshing, synth.ReasonProviderUnavailable,
 		string(synth.CodeInputValidationFailed), string(synth.CodeOutputValidationFailed), string(synth.CodeInvalidSchema),
 		string(synth.CodeInvalidToolDefinition),
 	} {

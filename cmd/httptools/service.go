@@ -54,6 +54,7 @@ type serviceFlags struct {
 	noHistory                                   bool
 	historyRetention                            time.Duration
 	historyMaxRows                              int
+	refreshInterruptedWait                      time.Duration
 }
 
 // register defines the flags of serve, or with serve false of mcp, which
@@ -80,6 +81,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 		return
 	}
 	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
+	fs.DurationVar(&f.refreshInterruptedWait, "refresh-interrupted-wait", connections.DefaultInterruptedWait, "on PostgreSQL, how long a token refresh that another replica began and could not store (it lost the database, or stopped) keeps this replica from presenting the stored refresh token, which that refresh may have revoked: a partition shorter than it costs no connection; callers meanwhile get 503 connection-refreshing unless the access token is still valid")
 	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
 	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
@@ -309,7 +311,10 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		// Token requests go through the guard too, and follow no redirect:
 		// a 307 would post the client secret and the code again.
 		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log,
-			HTTPClient: p.client.HTTPClient(false)}
+			HTTPClient: p.client.HTTPClient(false), InterruptedWait: f.refreshInterruptedWait,
+			// One process embeds a SQLite store: a lease it did not take
+			// was an earlier process's, whose outcome nobody can store.
+			SoleReplica: strings.HasPrefix(f.db, "sqlite:")}
 	}
 	var oidcCfg *server.OIDC
 	if f.oidc != "" {
