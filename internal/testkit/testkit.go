@@ -18,12 +18,12 @@ import (
 	"time"
 )
 
-// WaitFor polls cond every 5 ms until it holds, and fails the test after 10 s
-// naming what it waited for. It waits for an event; it never asserts a
-// duration.
+// WaitFor polls cond every 5 ms until it holds, and fails the test after
+// WaitLimit naming what it waited for. It waits for an event; it never
+// asserts a duration.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(WaitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting: %s", what)
@@ -31,6 +31,11 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// WaitLimit is how long WaitFor waits before it calls an event lost: long
+// enough that only a stuck test reaches it on a 2-core machine at load 15
+// under the race detector, never a slow one.
+const WaitLimit = 2 * time.Minute
 
 // Buffer is a bytes.Buffer safe for concurrent use: a logger's writer read
 // by the test.
