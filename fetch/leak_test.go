@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/httptools/httptools/internal/testkit"
 	"net"
 	"net/http"
 	"os"
@@ -23,10 +24,11 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// settle waits until f reports at most want, or gives up after 5 s, and
+// settle waits until f reports at most want, or gives up after
+// testkit.WaitLimit, and
 // returns the last value.
 func settle(want int, f func() int) int {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	for {
 		got := f()
 		if got <= want || time.Now().After(deadline) {

@@ -242,7 +242,7 @@ func TestRemoteToolOverHTTPAndSSE(t *testing.T) {
 			}
 			// The server counts a handshake as it handles it, which over
 			// SSE may finish on its own goroutine a moment after the answer.
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(testkit.WaitLimit)
 			for r.sessions.Load() < 2 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}

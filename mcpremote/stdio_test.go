@@ -3,6 +3,7 @@ package mcpremote_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/httptools/httptools/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,7 +122,7 @@ func TestStdioServer(t *testing.T) {
 	if _, err := hang.Invoke(context.Background(), synth.CallContext{Tenant: "c"}, json.RawMessage(`{}`), synth.InvokeOptions{}); err == nil {
 		t.Fatal("hang: no error")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	for alive(before.PID) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/httptools/httptools/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,7 +122,7 @@ func eval[T any](p *page, expr string) T {
 func (p *page) waitFor(expr string) {
 	p.t.Helper()
 	var err error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(testkit.WaitLimit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		var ok bool
 		if ok, err = chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr)); err == nil && ok {
 			return
