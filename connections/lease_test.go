@@ -397,3 +397,51 @@ func TestConnectFlowAcrossSkewedReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedRefreshIsReleasedAfterThePartition: replica A's token request
+// fails at the provider (500: nothing issued) just as A is cut off from the
+// store, so its lease runs out unreleased. Replica B waits it out as an
+// interrupted refresh (connection-refreshing, nothing presented); once A
+// reaches the store again it records the failure and releases the lease,
+// and B's next call refreshes: 1 grant, 0 invalid_grant, long before
+// InterruptedWait.
+func TestFailedRefreshIsReleasedAfterThePartition(t *testing.T) {
+	eachSharedStore(t, func(t *testing.T, a, b *sqlstore.SQLStore) {
+		e := newEnv(t)
+		e.provider.Rotate = true
+		e.connect(t, a, "t1", OwnerCompany, true)
+		e.expireHour(t, a)
+		tool := e.tool(t, "company")
+		ra := &replicaStore{SQLStore: a}
+		ma := e.replica(ra, time.Now)
+		ma.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := http.DefaultTransport.RoundTrip(r)
+			ra.dead.Store(true)
+			return resp, err
+		})}
+		e.provider.FailNext("500")
+		if _, err := call(tool, ma, "t1", ""); reason(err) != synth.ReasonProviderUnavailable {
+			t.Fatalf("A: %v; want provider-unavailable", err)
+		}
+		testkit.WaitFor(t, "A's lease to run out", func() bool {
+			rec, err := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+			now, nerr := b.StoreNow(context.Background())
+			return err == nil && nerr == nil && rec.LeaseOwner != "" && !rec.LeaseUntil.After(now)
+		})
+		mb := e.replica(b, time.Now)
+		if _, err := call(tool, mb, "t1", ""); reason(err) != synth.ReasonConnectionRefreshing {
+			t.Fatalf("B while A is cut off: %v; want connection-refreshing", err)
+		}
+		ra.dead.Store(false)
+		testkit.WaitFor(t, "A's lease released", func() bool {
+			rec, err := b.Connection(context.Background(), "t1", "google", OwnerCompany)
+			return err == nil && rec.LeaseOwner == ""
+		})
+		if _, err := call(tool, mb, "t1", ""); err != nil {
+			t.Errorf("B after the partition: %v", err)
+		}
+		if g, i := e.provider.RefreshGrants.Load(), e.provider.InvalidGrants.Load(); g != 1 || i != 0 {
+			t.Errorf("%d grants, %d invalid_grant; want 1, 0", g, i)
+		}
+	})
+}

@@ -335,27 +335,13 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 		m.report("failed")
 		next.LastError = describeTokenError(terr)
 	}
-	var row *Record
-	superseded := false
-	_, err := m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(r *Record) (*Record, error) {
-		row = r
-		switch {
-		case r == nil:
-			return nil, nil
-		case r.RefreshToken != cur.RefreshToken || r.LastRefresh.After(cur.LastRefresh) || r.Status != StatusActive:
-			superseded = true // refreshed (or revoked) by another meanwhile: theirs stands
-			return nil, nil
-		case !invalid && r.LeaseOwner != m.leaseID():
-			return nil, nil // the lease ran out and another replica took over
-		}
-		out := next
-		if r.LeaseOwner != m.leaseID() {
-			out.LeaseOwner, out.LeaseUntil = r.LeaseOwner, r.LeaseUntil // another's lease stays
-		}
-		return &out, nil
-	})
+	row, superseded, err := m.recordFailure(ctx, cur, &next, invalid)
 	if err != nil {
-		m.logger().Warn("a failed token refresh could not be recorded; the lease will run out", "app", cur.App, "error", words(err))
+		// The outcome is known here, but not to the other replicas, which
+		// will wait out an interrupted refresh: record it once the store
+		// takes it.
+		m.logger().Warn("a failed token refresh could not be recorded; it is retried in the background", "app", cur.App, "error", words(err))
+		go m.retryRecordFailure(cur, &next, invalid)
 	}
 	if superseded && row != nil && row.Status == StatusActive {
 		// The race was lost, not the grant: the winner's token serves, and
@@ -385,6 +371,46 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 	}
 	return nil, synth.PreconditionFailed(synth.ReasonProviderUnavailable,
 		"refreshing the %s connection of %s failed (%s); it stays connected: try again shortly", need.App, whose(own), next.LastError)
+}
+
+// recordFailure writes next, the record of a failed token request for cur,
+// and releases this manager's lease, unless another replica refreshed (or
+// revoked) meanwhile: superseded, with the row as it is.
+func (m *Manager) recordFailure(ctx context.Context, cur, next *Record, invalid bool) (row *Record, superseded bool, err error) {
+	_, err = m.Connections.UpdateLocked(ctx, cur.Tenant, cur.App, cur.Owner, func(r *Record) (*Record, error) {
+		row = r
+		switch {
+		case r == nil:
+			return nil, nil
+		case r.RefreshToken != cur.RefreshToken || r.LastRefresh.After(cur.LastRefresh) || r.Status != StatusActive:
+			superseded = true // refreshed (or revoked) by another meanwhile: theirs stands
+			return nil, nil
+		case !invalid && r.LeaseOwner != m.leaseID():
+			return nil, nil // the lease ran out and another replica took over
+		}
+		out := *next
+		if r.LeaseOwner != m.leaseID() {
+			out.LeaseOwner, out.LeaseUntil = r.LeaseOwner, r.LeaseUntil // another's lease stays
+		}
+		return &out, nil
+	})
+	return row, superseded, err
+}
+
+// retryRecordFailure writes a failed refresh's record until the store takes
+// it, for at most InterruptedWait (past it the others stop waiting anyway).
+func (m *Manager) retryRecordFailure(cur, next *Record, invalid bool) {
+	giveUp := m.now().Add(m.interruptedWait())
+	for wait := 50 * time.Millisecond; m.now().Before(giveUp); wait = min(2*wait, time.Second) {
+		time.Sleep(wait)
+		ctx, cancel := context.WithTimeout(context.Background(), m.refreshTimeout())
+		_, _, err := m.recordFailure(ctx, cur, next, invalid)
+		cancel()
+		if err == nil {
+			m.logger().Info("a failed token refresh is recorded", "app", cur.App, "tenant", cur.Tenant)
+			return
+		}
+	}
 }
 
 // complete writes a refreshed record if the lease is still ours, or if the
