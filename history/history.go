@@ -256,4 +256,8 @@ type Filter struct {
 	Since  time.Time
 	// Limit bounds the rows; 0 means 100, at most 1,000.
 	Limit int
+	// Scope, when not nil, selects only the calls of the tools it lets
+	// through: a store applies it in its query, before Limit, so that a
+	// caller who sees few tools still gets up to Limit of their calls.
+	Scope *Scope
 }

@@ -33,7 +33,10 @@ import (
 type ApprovalStore interface {
 	CreateApproval(ctx context.Context, a *auth.Approval) (*auth.Approval, error)
 	Approval(ctx context.Context, tenant, id string) (*auth.Approval, error)
-	Approvals(ctx context.Context, tenant, state, person string) ([]*auth.Approval, error)
+	// Approvals lists tenant's approvals of state ("" for any) of person
+	// ("" for every person's) that scope lets through (nil: all), newest
+	// first.
+	Approvals(ctx context.Context, tenant, state, person string, scope *history.Scope) ([]*auth.Approval, error)
 	DecideApproval(ctx context.Context, tenant, id, state, decidedBy string) error
 	UseApproval(ctx context.Context, tenant, id string) error
 }
@@ -162,7 +165,8 @@ func mayDecide(k *auth.APIKey, a *auth.Approval) string {
 	return "an approval is decided by an admin key, or by the person key of the call's person"
 }
 
-// decideApproval approves or denies an approval for key.
+// decideApproval approves or denies an approval for key. An approval of
+// a tool key's gate refuses it (scopeOf) is no approval to it.
 func (s *Server) decideApproval(ctx context.Context, k *auth.APIKey, id string, approve bool) error {
 	st := s.cfg.Approvals
 	if st == nil {
@@ -174,6 +178,13 @@ func (s *Server) decideApproval(ctx context.Context, k *auth.APIKey, id string, 
 	}
 	if err != nil {
 		return s.storeRefusal("reading the approval", err)
+	}
+	scope, err := s.scopeOf(ctx, k.Tenant, k)
+	if err != nil {
+		return err
+	}
+	if !scope.Allows(a.Tool, a.Person) {
+		return notFound("no such approval") // of a tool it cannot see
 	}
 	if why := mayDecide(k, a); why != "" {
 		if k.Role == auth.RolePerson {
@@ -197,7 +208,8 @@ func (s *Server) decideApproval(ctx context.Context, k *auth.APIKey, id string, 
 }
 
 // approvalsOf lists the approvals key may see: a person key its own
-// person's, others the tenant's.
+// person's, others the tenant's, and of the tools its gate lets it see
+// only (scopeOf), selected in the query.
 func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) ([]*auth.Approval, error) {
 	if s.cfg.Approvals == nil {
 		return []*auth.Approval{}, nil
@@ -206,7 +218,11 @@ func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) 
 	if k.Role == auth.RolePerson {
 		person = k.Person
 	}
-	out, err := s.cfg.Approvals.Approvals(ctx, k.Tenant, state, person)
+	scope, err := s.scopeOf(ctx, k.Tenant, k)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.cfg.Approvals.Approvals(ctx, k.Tenant, state, person, scope)
 	if err != nil {
 		return nil, s.storeRefusal("listing approvals", err)
 	}
@@ -246,16 +262,19 @@ func (s *Server) denyRoute(w http.ResponseWriter, r *http.Request) {
 // client shows the tool, the run and the input, and the person's answer
 // approves or denies it, as the console's buttons do. An approval is asked
 // once per client; one dismissed (cancel) stays pending for the console.
-func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, person string, poll time.Duration) {
+// Only approvals of the tools person's gate shows, within toolset ("" for
+// none: the server's own, MCPToolsetServer's), are asked, as the console
+// lists them to that person's key.
+func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, toolset, person string, poll time.Duration) {
 	if s.cfg.Approvals == nil || person == "" {
 		return
 	}
 	asked := map[string]bool{}
-	who := &auth.APIKey{ID: "mcp-person:" + person, Tenant: tenant, Role: auth.RolePerson, Person: person}
+	who := &auth.APIKey{ID: "mcp-person:" + person, Tenant: tenant, Role: auth.RolePerson, Person: person, Toolset: toolset}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		if pending, err := s.cfg.Approvals.Approvals(ctx, tenant, auth.ApprovalPending, person); err == nil {
+		if pending, err := s.approvalsOf(ctx, who, auth.ApprovalPending); err == nil {
 			for _, a := range pending {
 				if asked[a.ID] || !time.Now().Before(a.Expires) {
 					continue

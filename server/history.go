@@ -50,7 +50,8 @@ func (s *Server) recordCall(c *toolCall, start time.Time, res *synth.Result, err
 // made after it are not recorded.
 func (s *Server) CloseHistory() { s.cfg.History.Close() }
 
-// callsOf lists the calls key may see: a person key its own person's.
+// callsOf lists the calls key may see: a person key its own person's, and
+// of the tools its gate lets it see only (scopeOf), selected in the query.
 func (s *Server) callsOf(ctx context.Context, k *auth.APIKey, f history.Filter) ([]history.Record, error) {
 	st := s.cfg.Calls
 	if st == nil {
@@ -59,6 +60,11 @@ func (s *Server) callsOf(ctx context.Context, k *auth.APIKey, f history.Filter) 
 	if k.Role == auth.RolePerson {
 		f.Person = k.Person
 	}
+	scope, err := s.scopeOf(ctx, k.Tenant, k)
+	if err != nil {
+		return nil, err
+	}
+	f.Scope = scope
 	out, err := st.Calls(ctx, k.Tenant, f)
 	if err != nil {
 		return nil, s.storeRefusal("reading the call history", err)

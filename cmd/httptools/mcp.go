@@ -80,7 +80,7 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	ms := srv.MCPToolsetServer("local", *toolset, who)
 	// Approvals of the person's calls in runs no person started are asked
 	// in the client, when it takes forms.
-	go srv.ElicitApprovals(ctx, ms, "local", *person, 2*time.Second)
+	go srv.ElicitApprovals(ctx, ms, "local", *toolset, *person, 2*time.Second)
 	// SIGHUP reloads the folder; the client is told the list changed.
 	go func() {
 		for range hup {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
+	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/internal/ids"
 )
 
@@ -58,8 +59,9 @@ func (s *SQLStore) Approval(ctx context.Context, tenant, id string) (*auth.Appro
 }
 
 // Approvals lists tenant's approvals of state ("" for any), newest first,
-// at most 200; person "" for every person's.
-func (s *SQLStore) Approvals(ctx context.Context, tenant, state, person string) ([]*auth.Approval, error) {
+// at most 200; person "" for every person's; of the tools scope lets
+// through (nil: every tool), before the 200.
+func (s *SQLStore) Approvals(ctx context.Context, tenant, state, person string, scope *history.Scope) ([]*auth.Approval, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	q := `SELECT ` + approvalColumns + ` FROM approvals WHERE tenant = ?`
@@ -72,6 +74,9 @@ func (s *SQLStore) Approvals(ctx context.Context, tenant, state, person string) 
 		q += ` AND person = ?`
 		args = append(args, person)
 	}
+	scoped, sargs := s.scopeClause(scope)
+	q += scoped
+	args = append(args, sargs...)
 	return queryAll(ctx, s, "list approvals", scanApproval, q+` ORDER BY created DESC, id LIMIT 200`, args...)
 }
 

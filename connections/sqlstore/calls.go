@@ -60,6 +60,9 @@ func (s *SQLStore) Calls(ctx context.Context, tenant string, f history.Filter) (
 		q += ` AND at >= ?`
 		args = append(args, ms(f.Since))
 	}
+	scope, scoped := s.scopeClause(f.Scope)
+	q += scope
+	args = append(args, scoped...)
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
