@@ -143,7 +143,7 @@ func appendAuditAttrs(attrs []slog.Attr, cl *call, resp *Response, err error, de
 	attrs = append(attrs,
 		slog.String("tenant", cl.req.Tenant),
 		slog.String("ip", cl.ip),
-		slog.Int("attempts", cl.attempts),
+		slog.Int("attempts", cl.rs.count()),
 		slog.Int64("duration_ms", now.Sub(start).Milliseconds()),
 	)
 	if de != nil {
@@ -183,9 +183,10 @@ func deniedOf(err error) *DeniedError {
 }
 
 // Describe words a fetch error without the URL (which may carry query
-// credentials) and with every secret of secrets (nil: none) redacted. A
-// Location header that is not a URL is named, never quoted: it is the
-// upstream's text and may echo anything.
+// credentials), without this side's addresses (a resolver's, a
+// connection's local end: see scrub.go) and with every secret of secrets
+// (nil: none) redacted. A Location header that is not a URL is named,
+// never quoted: it is the upstream's text and may echo anything.
 func Describe(err error, secrets *redact.Set) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -195,5 +196,5 @@ func Describe(err error, secrets *redact.Set) string {
 	if strings.HasPrefix(s, "failed to parse Location header") {
 		return "the redirect's Location header is not a valid URL"
 	}
-	return secrets.Redact(s)
+	return secrets.Redact(scrubText(s))
 }

@@ -149,7 +149,9 @@ func NewClient(cfg Config) *Client {
 		cfg.MaxConnsPerHost = 0 // net/http: no bound
 	}
 	c.transport = &http.Transport{
-		Proxy:             cfg.Proxy,
+		// Asked for every connection the Transport acquires for a
+		// request: where a try of its own is counted (resend.go).
+		Proxy:             c.proxy,
 		DialContext:       c.dialer.DialContext,
 		TLSClientConfig:   cfg.TLSClientConfig,
 		ForceAttemptHTTP2: true,

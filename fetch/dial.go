@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -35,6 +34,9 @@ type dialer struct {
 	proxies sync.Map
 	// direct dials the proxy.
 	direct DialFunc
+	// peers are the addresses the proxies were reached at, taken out of
+	// the errors fetch hands out (scrub.go).
+	peers proxyPeerSet
 }
 
 func newDialer(g *Guard, r Resolver, dial DialFunc) *dialer {
@@ -51,10 +53,22 @@ func newDialer(g *Guard, r Resolver, dial DialFunc) *dialer {
 	return d
 }
 
-// DialContext implements http.Transport.DialContext.
+// DialContext implements http.Transport.DialContext. A connection the
+// Transport dials on its own for a call past its attempts is refused
+// (resend.go).
 func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if cl := callOf(ctx); cl != nil {
+		if err := cl.rs.dial(); err != nil {
+			return nil, err
+		}
+	}
 	if _, ok := d.proxies.Load(address); ok {
-		return d.direct(ctx, network, address)
+		conn, err := d.direct(ctx, network, address)
+		if err != nil {
+			return nil, proxyError(err)
+		}
+		d.peers.add(conn)
+		return conn, nil
 	}
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
@@ -103,11 +117,7 @@ func (d *dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	}
 	ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		var dnsErr *net.DNSError
-		if !errors.As(err, &dnsErr) {
-			err = &net.DNSError{Err: err.Error(), Name: host}
-		}
-		return nil, err
+		return nil, lookupError(err, host) // without the resolver's address
 	}
 	// net.Resolver answers IPv4 in its IPv4-mapped IPv6 form; check and dial
 	// the IPv4 address itself. (A literal mapped address in a URL is still

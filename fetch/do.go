@@ -24,9 +24,10 @@ type call struct {
 	c        *Client
 	req      *Request
 	ctx      context.Context
-	host     string // host[:port] of the first request
-	hostname string // its name, for the audit record
-	attempts int
+	host     string   // host[:port] of the first request
+	hostname string   // its name, for the audit record
+	rs       resends  // the attempts, the Transport's own sends among them
+	cancel   func()   // of the context of the call's requests
 	gotConn  bool     // the current attempt obtained a connection
 	remote   net.Addr // of the last connection
 	ip       string   // remote, formatted
@@ -40,7 +41,9 @@ type call struct {
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
 	cl := &call{c: c, req: req, ctx: ctx}
+	cl.rs.init(c.cfg.MaxAttempts, repeatable(req.Method, req.Header))
 	resp, err := cl.do()
+	err = c.quiet(err)
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
 	}
@@ -48,6 +51,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 		resp.IP = cl.ip
 	}
 	c.audit(ctx, cl, resp, err, start)
+	cl.end()
 	// The transport may keep the request's context, and with it the call's
 	// trace hooks, a while after this: let go of the request (its headers
 	// hold the credential) now.
@@ -64,7 +68,7 @@ func (cl *call) do() (*Response, error) {
 	}
 	resp, err := cl.attempt(hr)
 	if err != nil {
-		return &Response{Attempts: cl.attempts}, err
+		return &Response{Attempts: cl.rs.count()}, err
 	}
 	return cl.answer(resp)
 }
@@ -74,8 +78,7 @@ func (cl *call) do() (*Response, error) {
 //go:noinline
 func (cl *call) request() (*http.Request, error) {
 	c, req := cl.c, cl.req
-	cl.trace.GotConn = cl.gotConnection
-	ctx := httptrace.WithClientTrace(cl.ctx, &cl.trace)
+	ctx := cl.attach(cl.ctx)
 	var body io.Reader
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body) // NewRequest sets GetBody: every attempt sends it whole
@@ -122,23 +125,26 @@ func (cl *call) answer(resp *http.Response) (*Response, error) {
 }
 
 // attempt sends hr until an attempt is final: the policy says so, the
-// attempts run out or the context ends. The last answer is returned with
-// its body unread, whatever its status.
+// attempts run out (the Transport's own sends among them, see resend.go),
+// the Transport was stopped from sending again, or the context ends. The
+// last answer is returned with its body unread, whatever its status.
 func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
 	c := cl.c
 	a := Attempt{Request: cl.req, Deadline: cl.deadline}
 	for {
-		cl.attempts++
+		cl.rs.begin()
 		cl.gotConn = false
 		resp, err := cl.follow(hr)
+		err = cl.resent(err)
 		if cerr := cl.ctx.Err(); cerr != nil {
 			if resp != nil {
 				resp.Body.Close()
 			}
 			return nil, cerr
 		}
-		a.N, a.Response, a.Err, a.Sent = cl.attempts, resp, err, cl.gotConn
-		if cl.attempts >= c.cfg.MaxAttempts || !c.cfg.Retry(&a) {
+		n := cl.rs.count()
+		a.N, a.Response, a.Err, a.Sent = n, resp, err, cl.gotConn
+		if n >= c.cfg.MaxAttempts || err != nil && isResend(err) || !c.cfg.Retry(&a) {
 			return resp, err
 		}
 		wait := c.cfg.Backoff(c.cfg.RetryWaitMin, c.cfg.RetryWaitMax, &a)
@@ -178,7 +184,7 @@ func (cl *call) read(resp *http.Response) (*Response, error) {
 	// The response is not kept in the call: the transport may hold the
 	// request's context (and so the call's trace hooks) past the call's
 	// end, and must not hold the answer with it.
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.attempts}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: cl.rs.count()}
 	if req.Method == http.MethodHead {
 		// A HEAD answer's Content-Length is the GET's: it has no body.
 		resp.ContentLength = 0
@@ -202,9 +208,4 @@ func (cl *call) read(resp *http.Response) (*Response, error) {
 	var err error
 	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit, d)
 	return out, err
-}
-
-func (cl *call) gotConnection(info httptrace.GotConnInfo) {
-	cl.gotConn = true
-	cl.remote = info.Conn.RemoteAddr()
 }

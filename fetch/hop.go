@@ -25,7 +25,7 @@ func (b *belowWrapper) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	return cl.c.base.RoundTrip(r)
+	return cl.c.base.RoundTrip(cl.rejoin(r))
 }
 
 // below is what the call's span hands each request to: the wrapper of

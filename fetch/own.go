@@ -49,16 +49,23 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	// Its sends are counted as a call's are (resend.go): a token request
+	// is a POST, and net/http sends none again once the upstream may
+	// have it.
+	cl.rs.init(t.c.cfg.MaxAttempts, repeatable(r.Method, r.Header))
+	cl.rs.begin()
+	cl.rs.hop()
+	r = r.WithContext(cl.attach(r.Context()))
 	if u.Host != r.URL.Host {
-		r = r.Clone(r.Context())
 		r.URL = &u
 		r.Host = ""
 	}
 	resp, err := t.c.base.RoundTrip(r)
 	if err != nil {
-		return nil, err
+		cl.end()
+		return nil, t.c.quiet(cl.resent(err))
 	}
-	resp.Body = &ownBody{ReadCloser: resp.Body, left: MaxOwnBody}
+	resp.Body = &ownBody{ReadCloser: resp.Body, left: MaxOwnBody, end: cl.end, c: t.c}
 	return resp, nil
 }
 
@@ -66,6 +73,14 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 type ownBody struct {
 	io.ReadCloser
 	left int64
+	end  func() // lets go of the request's context
+	c    *Client
+}
+
+func (b *ownBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }
 
 func (b *ownBody) Read(p []byte) (int, error) {
@@ -80,6 +95,9 @@ func (b *ownBody) Read(p []byte) (int, error) {
 		p = p[:b.left]
 	}
 	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.c.quiet(err) // without this side's addresses
+	}
 	b.left -= int64(n)
 	return n, err
 }

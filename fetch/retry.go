@@ -18,7 +18,8 @@ func retryableStatus(status int) bool {
 
 // Attempt is what a RetryPolicy and a Backoff see of one finished attempt.
 type Attempt struct {
-	// N counts the attempts of the call, 1 for the first.
+	// N counts the attempts of the call, 1 for the first, and every
+	// request the Transport sent again on its own below the attempt loop.
 	N       int
 	Request *Request
 	// Response is the attempt's answer (its body unread), nil when Err is
@@ -36,12 +37,14 @@ type Attempt struct {
 // Repeatable says the request may be sent again after the upstream may
 // have received it: GET, HEAD, OPTIONS, PUT and DELETE are idempotent, and
 // a request with an Idempotency-Key is deduplicated by the upstream.
-func (a *Attempt) Repeatable() bool {
-	switch a.Request.Method {
+func (a *Attempt) Repeatable() bool { return repeatable(a.Request.Method, a.Request.Header) }
+
+func repeatable(method string, h http.Header) bool {
+	switch method {
 	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodHead, http.MethodOptions:
 		return true
 	}
-	v := a.Request.Header["Idempotency-Key"]
+	v := h["Idempotency-Key"]
 	return len(v) > 0 && v[0] != ""
 }
 
@@ -52,7 +55,8 @@ type RetryPolicy func(a *Attempt) bool
 
 // DefaultRetry is the policy of a Client without one:
 //   - a refusal (guard, allowlist, scheme), an answer a call cannot take
-//     (ProtocolError) and too many redirects are final;
+//     (ProtocolError), a send the Transport was stopped from making
+//     (ResendError) and too many redirects are final;
 //   - any other error is retried if the request is repeatable or was never
 //     sent;
 //   - a status in the request's success range is final;
@@ -64,7 +68,7 @@ func DefaultRetry(a *Attempt) bool {
 	if err := a.Err; err != nil {
 		var de *DeniedError
 		var pe *ProtocolError
-		if errors.As(err, &de) || errors.As(err, &pe) || errors.Is(err, ErrTooManyRedirects) ||
+		if errors.As(err, &de) || errors.As(err, &pe) || isResend(err) || errors.Is(err, ErrTooManyRedirects) ||
 			errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return false
 		}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/http/httptrace"
 	"time"
 
 	"github.com/httptools/httptools/budget"
@@ -72,7 +71,9 @@ func (st *sessionTransport) checkRedirect(r *http.Request, via []*http.Request) 
 func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := time.Now()
 	c := st.c
-	cl := &call{c: c, req: st.request(r.Method), ctx: r.Context(), attempts: 1}
+	cl := &call{c: c, req: st.request(r.Method), ctx: r.Context()}
+	cl.rs.init(c.cfg.MaxAttempts, repeatable(r.Method, r.Header))
+	cl.rs.begin()
 	u := *r.URL
 	err := cl.checkHop(&u)
 	cl.host, cl.hostname = u.Host, u.Hostname()
@@ -83,19 +84,23 @@ func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.audit(cl.ctx, cl, nil, err, start)
 		return nil, err
 	}
-	cl.trace.GotConn = cl.gotConnection
-	r2 := r.Clone(httptrace.WithClientTrace(r.Context(), &cl.trace))
+	// The request's sends are counted as a call's are (resend.go): net/http
+	// sends none again past the client's attempts, and none that is not
+	// repeatable once the upstream may have it.
+	r2 := r.Clone(cl.attach(r.Context()))
 	r2.URL, r2.Host = &u, ""
 	if c.cfg.UserAgent != "" && len(r2.Header["User-Agent"]) == 0 {
 		r2.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
 	cl.next = cl.below()
 	resp, err := cl.RoundTrip(r2)
+	err = c.quiet(cl.resent(err))
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
 	}
 	if err != nil {
 		c.audit(cl.ctx, cl, nil, err, start)
+		cl.end()
 		return nil, err
 	}
 	c.audit(cl.ctx, cl, &Response{Status: resp.StatusCode}, nil, start)
@@ -107,9 +112,10 @@ func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	events := mt == "text/event-stream"
 	if !events && resp.ContentLength > limit {
 		resp.Body.Close()
+		cl.end()
 		return nil, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)
 	}
-	sb := &sessionBody{ReadCloser: resp.Body, left: limit, limit: limit, ctx: r.Context(), events: events}
+	sb := &sessionBody{ReadCloser: resp.Body, left: limit, limit: limit, ctx: r.Context(), events: events, end: cl.end, c: c}
 	if c.cfg.Budget != nil {
 		sb.hold = c.cfg.Budget.Hold()
 	}
@@ -127,7 +133,9 @@ type sessionBody struct {
 	hold        *budget.Hold
 	ctx         context.Context
 	events      bool
-	nl          bool // the last byte read ended a line (event streams)
+	nl          bool   // the last byte read ended a line (event streams)
+	end         func() // lets go of the request's context
+	c           *Client
 }
 
 func (b *sessionBody) Read(p []byte) (int, error) {
@@ -153,6 +161,9 @@ func (b *sessionBody) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.c.quiet(err) // without this side's addresses
+	}
 	if b.hold != nil && n < len(p) {
 		b.hold.Return(int64(len(p) - n))
 	}
@@ -188,5 +199,7 @@ func (b *sessionBody) eventEnds(p []byte) {
 
 func (b *sessionBody) Close() error {
 	b.hold.Release()
-	return b.ReadCloser.Close()
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }

@@ -50,6 +50,7 @@ var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient
 // stack while the upstream answers (what a span needs is made in calls
 // that have returned by then).
 func (cl *call) RoundTrip(r *http.Request) (*http.Response, error) {
+	cl.rs.hop()
 	ctx, span := cl.span(r)
 	if span == nil {
 		return cl.next.RoundTrip(r)
@@ -95,7 +96,7 @@ func (cl *call) traced(ctx context.Context, span trace.Span, r *http.Request) (*
 //
 //go:noinline
 func (cl *call) startAttrs(span trace.Span, r *http.Request) {
-	attempt, tool := cl.attempts, cl.req.Tool
+	attempt, tool := cl.rs.count(), cl.req.Tool
 	attrs := []attribute.KeyValue{
 		attribute.String("http.request.method", r.Method),
 		attribute.String("server.address", r.URL.Hostname()),

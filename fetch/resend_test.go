@@ -1,0 +1,126 @@
+package fetch_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/httptools/httptools/fetch"
+)
+
+// TestRefusedStreamsCountAsAttempts: an HTTP/2 upstream that refuses
+// every stream (with SETTINGS_MAX_CONCURRENT_STREAMS 0 or without), or
+// goes away on every connection, gets at most 3 TLS handshakes and 3
+// request streams from one call — net/http's Transport sends a request
+// again on its own below fetch's attempt loop, and each of those counts —
+// and the call ends with a *fetch.ResendError long before its deadline.
+// A POST, which is not repeatable, gets one stream (a connection that
+// closed to streams before it had one is an attempt still: at most 3
+// handshakes). Response.Attempts counts them all.
+func TestRefusedStreamsCountAsAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		mode                h2Mode
+		method              string
+		handshakes, streams int64 // at most
+	}{
+		{"GET, max streams 0", h2NoStreams, "GET", 3, 3},
+		{"GET, every stream refused", h2Refuse, "GET", 3, 3},
+		{"GET, GOAWAY on every connection", h2GoAway, "GET", 3, 3},
+		{"POST, max streams 0", h2NoStreams, "POST", 3, 1},
+		{"POST, every stream refused", h2Refuse, "POST", 3, 1},
+		{"POST, GOAWAY on every connection", h2GoAway, "POST", 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newH2Upstream(t, tc.mode)
+			c := fetch.NewClient(fetch.Config{AllowCIDRs: loopback, TLSClientConfig: up.tls, Logger: quietLogger(),
+				RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond})
+			defer c.CloseIdleConnections()
+			// A deadline the call must not reach: it ends on its
+			// attempts, not on the clock.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			var body []byte
+			if tc.method == "POST" {
+				body = []byte(`{"amount":1}`)
+			}
+			resp, err := c.Do(ctx, &fetch.Request{Method: tc.method, URL: up.url, Header: http.Header{}, Body: body, SuccessMin: 200, SuccessMax: 299})
+			hs, st := up.handshakes.Load(), up.streams.Load()
+			t.Logf("%d handshakes, %d streams, attempts %v: %v", hs, st, resp, err)
+			if hs > tc.handshakes || st > tc.streams || hs < 1 {
+				t.Errorf("%d TLS handshakes and %d streams for one call; want 1 to %d and at most %d", hs, st, tc.handshakes, tc.streams)
+			}
+			var re *fetch.ResendError
+			if !errors.As(err, &re) || ctx.Err() != nil {
+				t.Fatalf("error %v (context %v); want a *fetch.ResendError before the deadline", err, ctx.Err())
+			}
+			if resp == nil || resp.Attempts > 3 || int64(resp.Attempts) < max(hs, st) {
+				t.Errorf("Response.Attempts %v; want one for each of %d handshakes and %d streams, at most 3", resp, hs, st)
+			}
+		})
+	}
+}
+
+// TestDroppedConnectionsCountAsAttempts: net/http sends an idempotent
+// request again by itself, on the next pooled connection, when a
+// kept-alive one closes under it. With 6 idle connections that all do, a
+// GET reaches the upstream 3 times, not 7 (each dead connection and a
+// new one) times 3, and a POST once.
+func TestDroppedConnectionsCountAsAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		key      bool
+		requests int64
+	}{
+		{"GET", false, 3},
+		{"PUT", false, 3},
+		{"POST", true, 3}, // an Idempotency-Key makes it repeatable
+		{"POST", false, 1},
+	} {
+		name := tc.method
+		if tc.key {
+			name += " with Idempotency-Key"
+		}
+		t.Run(name, func(t *testing.T) {
+			const idle = 6
+			up := newH1Upstream(t, idle)
+			c := fetch.NewClient(fetch.Config{AllowCIDRs: loopback, Logger: quietLogger(),
+				RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond})
+			defer c.CloseIdleConnections()
+			var wg sync.WaitGroup
+			for range idle {
+				wg.Go(func() {
+					if _, err := c.Do(context.Background(), &fetch.Request{Method: "GET", URL: up.url, Header: http.Header{}, SuccessMin: 200, SuccessMax: 299}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			before := up.requests.Load()
+			up.dropping.Store(true)
+			h := http.Header{}
+			if tc.key {
+				h.Set("Idempotency-Key", "k-1")
+			}
+			resp, err := c.Do(context.Background(), &fetch.Request{Method: tc.method, URL: up.url, Header: h, Body: []byte(`{}`), SuccessMin: 200, SuccessMax: 299})
+			if err == nil {
+				t.Fatalf("status %d; want an error", resp.Status)
+			}
+			n := up.requests.Load() - before
+			t.Logf("%d requests, %d attempts: %v", n, resp.Attempts, err)
+			if n > tc.requests || n < 1 {
+				t.Errorf("the upstream read %d requests of one %s call; want 1 to %d (%v)", n, tc.method, tc.requests, err)
+			}
+			if resp.Attempts < int(n) || resp.Attempts > 3 {
+				t.Errorf("Response.Attempts %d; want the %d requests sent, at most 3", resp.Attempts, n)
+			}
+			if strings.Contains(err.Error(), "127.0.0.1:") && strings.Contains(err.Error(), "->") {
+				t.Errorf("the error names this side's address: %v", err)
+			}
+		})
+	}
+}
