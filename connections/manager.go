@@ -260,14 +260,27 @@ func (m *Manager) report(outcome string) {
 
 // describeTokenError words a token-endpoint failure without its body.
 func describeTokenError(err error) string {
+	words, said := tokenErrorWords(err)
+	if said != "" {
+		return words + ": " + said
+	}
+	return words
+}
+
+// tokenErrorWords is describeTokenError in two parts: the service's words,
+// and what the provider said (its error code, which it writes as it
+// likes), "" when nothing.
+func tokenErrorWords(err error) (words, said string) {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		s := fmt.Sprintf("token endpoint answered %d %s", re.Response.StatusCode, http.StatusText(re.Response.StatusCode))
-		if re.ErrorCode != "" {
-			s += ": " + re.ErrorCode
-		}
-		return s
+		return fmt.Sprintf("token endpoint answered %d %s", re.Response.StatusCode, http.StatusText(re.Response.StatusCode)), re.ErrorCode
 	}
+	return describeTokenFailure(err), ""
+}
+
+// describeTokenFailure words a token-endpoint failure that is not an
+// answer of the provider's.
+func describeTokenFailure(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "token endpoint timed out"
 	}

@@ -369,8 +369,12 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 	if rejected == "" && cur.fresh(m.now(), 0) {
 		return cur, nil
 	}
-	return nil, synth.PreconditionFailed(synth.ReasonProviderUnavailable,
-		"refreshing the %s connection of %s failed (%s); it stays connected: try again shortly", need.App, whose(own), next.LastError)
+	// The provider's error code is its words: Outside.
+	words, said := tokenErrorWords(terr)
+	failed := synth.PreconditionFailed(synth.ReasonProviderUnavailable,
+		"refreshing the %s connection of %s failed (%s); it stays connected: try again shortly", need.App, whose(own), words)
+	failed.Outside = secrets.Redact(said)
+	return nil, failed
 }
 
 // recordFailure writes next, the record of a failed token request for cur,

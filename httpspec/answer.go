@@ -24,16 +24,18 @@ import (
 func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	rng := h.spec.Success()
 	if resp.Status < rng.Min || resp.Status > rng.Max {
+		// What the upstream said is its words, not the service's: the
+		// error's Outside, which each door marks as outside data.
 		start := excerpt(r.Secrets.Redact(string(resp.Body)), 512)
 		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
+		said := start
 		if page, ok := htmlDigest(resp, start); ok {
 			// An error page's markup is no message: its title (or its
 			// text) is, and details.body keeps the page's start.
-			msg += ": " + page + " (an HTML page; details.body has its start)"
-		} else if start != "" {
-			msg += ": " + start
+			msg += " with an HTML page, worded by its title or text (details.body has its start)"
+			said = page
 		}
-		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg}
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg, Outside: said}
 	}
 	if !h.spec.Parse() {
 		out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
@@ -54,8 +56,9 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	}
 	out, err := synth.CheckOutput(raw)
 	if err != nil {
+		msg, where := notJSON(err)
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: resp.Status,
-			Body: excerpt(r.Secrets.Redact(string(resp.Body)), 512), Message: notJSON(err)}
+			Body: excerpt(r.Secrets.Redact(string(resp.Body)), 512), Message: msg, Outside: where}
 	}
 	out.Status, out.Attempts = resp.Status, resp.Attempts
 	return out, nil
@@ -90,13 +93,14 @@ func htmlDigest(resp *fetch.Response, start string) (string, bool) {
 }
 
 // notJSON words an answer jsoncheck refused: a limit it broke, or that it
-// is not JSON at all.
-func notJSON(err error) string {
+// is not JSON at all; and where, in the answer's own words (its names), as
+// the error's Outside.
+func notJSON(err error) (msg, where string) {
 	var je *jsoncheck.Error
 	if errors.As(err, &je) && je.Kind != jsoncheck.Syntax {
-		return "the response " + je.Error()
+		return "the response " + je.What(), je.Where()
 	}
-	return "the response is not valid JSON: set parseJson: false to get it as text"
+	return "the response is not valid JSON: set parseJson: false to get it as text", ""
 }
 
 // excerpt returns at most n bytes of s, cut on a UTF-8 boundary.

@@ -117,7 +117,11 @@ func (a *Authorization) Resolve(ctx context.Context, cc synth.CallContext, need 
 			if ctx.Err() != nil {
 				return Credential{}, err // the call's deadline or its caller ended it: the call's words say which
 			}
-			return Credential{}, synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s): %v", a.Connection, need.App, err)
+			// A source's own error is nobody's words the service knows
+			// (a provider's, say): Outside.
+			refused := synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "connection %q (app %s) gave no token", a.Connection, need.App)
+			refused.Outside = err.Error()
+			return Credential{}, refused
 		}
 		return Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}, nil
 	}

@@ -107,8 +107,10 @@ func (h *Handler) fetchError(dl synth.Deadlines, r *plan, err error) error {
 		if denied.IP.IsValid() {
 			hint = "the operator can allow the range (httptools call --allow-cidr)"
 		}
+		// The host refused may be a redirect's, which the upstream
+		// chose: the guard's words are Outside.
 		return &synth.Error{Code: synth.CodePreconditionFailed, Reason: ReasonEgressDenied, Err: err,
-			Message: r.Secrets.Redact(fmt.Sprintf("%v; nothing was sent: %s", denied, hint))}
+			Message: "the outbound guard refused the request, so nothing was sent (" + hint + ")", Outside: r.Secrets.Redact(denied.Error())}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonTooManyRedirects, Err: err,
 			Message: r.Secrets.Redact(fmt.Sprintf("%s %s: %v", r.Method, redactURL(r.URL), fetch.Describe(err, r.Secrets)))}
@@ -125,8 +127,10 @@ func (h *Handler) fetchError(dl synth.Deadlines, r *plan, err error) error {
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,
 			Message: "the service has no file descriptor left to open a connection upstream; nothing was sent: try again shortly (the operator can raise the process's limit, ulimit -n or LimitNOFILE=)"}
 	}
+	// The network's words may quote the upstream (a malformed status
+	// line, a certificate's names, a GOAWAY's debug text): Outside.
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonFetchFailed, Err: err,
-		Message: r.Secrets.Redact(fmt.Sprintf("%s %s failed: %s", r.Method, redactURL(r.URL), fetch.Describe(err, r.Secrets)))}
+		Message: r.Secrets.Redact(fmt.Sprintf("%s %s failed", r.Method, redactURL(r.URL))), Outside: fetch.Describe(err, r.Secrets)}
 }
 
 func (h *Handler) cap() int64 {

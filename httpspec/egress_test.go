@@ -24,7 +24,7 @@ func TestGuardRefusesLoopbackByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Message, "127.0.0.1 is loopback") {
+	if e == nil || e.Code != synth.CodePreconditionFailed || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Outside, "127.0.0.1 is loopback") || strings.Contains(e.Message, "127.0.0.1") {
 		t.Fatalf("got %v", e)
 	}
 	if up.count() != 0 {
@@ -42,7 +42,7 @@ func TestManifestAllowlistOnEveryHop(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`, `"network":{"kind":"allowlist","hosts":["127.0.0.1"]}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Message, "localhost") {
+	if e == nil || e.Reason != httpspec.ReasonEgressDenied || !strings.Contains(e.Outside, "localhost") {
 		t.Fatalf("got %v", e)
 	}
 	if up.count() != 1 || other.count() != 0 {

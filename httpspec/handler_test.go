@@ -349,11 +349,11 @@ func TestStatusAndParse(t *testing.T) {
 				}
 				return
 			}
-			if e == nil || e.Code != synth.CodeHandlerError || e.Reason != tc.reason || e.Status != tc.status || !strings.Contains(e.Message, tc.message) {
+			if e == nil || e.Code != synth.CodeHandlerError || e.Reason != tc.reason || e.Status != tc.status || !strings.Contains(e.Error(), tc.message) {
 				t.Fatalf("got %+v", e)
 			}
-			if tc.status == 429 && !strings.Contains(e.Message, "rate limit exceeded") {
-				t.Errorf("message %q must hold the body", e.Message)
+			if tc.status == 429 && (!strings.Contains(e.Outside, "rate limit exceeded") || strings.Contains(e.Message, "rate limit")) {
+				t.Errorf("outside %q must hold the body, message %q must not", e.Outside, e.Message)
 			}
 		})
 	}
@@ -544,8 +544,8 @@ func TestHTMLErrorPageIsWordedAsText(t *testing.T) {
 	})
 	tool := load(t, up.URL, `{"kind":"http","method":"GET","urlTemplate":"{URL}/x"}`)
 	_, e := invoke(t, tool, synth.CallContext{}, `{}`)
-	if e == nil || e.Reason != httpspec.ReasonUpstreamStatus || !strings.HasSuffix(e.Message, ": 502 Bad Gateway (an HTML page; details.body has its start)") ||
-		strings.Contains(e.Message, "<") || !strings.Contains(e.Body, "<title>502 Bad Gateway</title>") {
+	if e == nil || e.Reason != httpspec.ReasonUpstreamStatus || e.Outside != "502 Bad Gateway" || !strings.Contains(e.Message, "with an HTML page") ||
+		strings.Contains(e.Error(), "<") || !strings.Contains(e.Body, "<title>502 Bad Gateway</title>") {
 		t.Errorf("%v; body %q", e, e.Body)
 	}
 }

@@ -43,7 +43,8 @@ func streamJSON(ctx context.Context, hold *budget.Hold, sink synth.OutputSink, s
 	if err := jsoncheck.CheckReader(io.MultiReader(bytes.NewReader(first), prefixEnd{}), jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); !errors.Is(err, errPrefixEnd) {
 		var je *jsoncheck.Error
 		if errors.As(err, &je) {
-			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: notJSON(err)}
+			msg, where := notJSON(err)
+			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: msg, Outside: where}
 		}
 	}
 	w := &errWriter{w: sink.Begin(status)}
@@ -55,8 +56,9 @@ func streamJSON(ctx context.Context, hold *budget.Hold, sink synth.OutputSink, s
 	}
 	var je *jsoncheck.Error
 	if errors.As(err, &je) {
+		msg, where := notJSON(err)
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status,
-			Message: notJSON(err) + " (it was being streamed, and was cut off)"}
+			Message: msg + " (it was being streamed, and was cut off)", Outside: where}
 	}
 	return nil, err
 }

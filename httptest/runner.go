@@ -167,7 +167,7 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 		fails = append(fails, fmt.Sprintf("want error %s %s; the call succeeded with %s", c.Error.Code, c.Error.Reason, res.Output))
 	case c.Error != nil:
 		if !errors.As(err, &e) || string(e.Code) != c.Error.Code || (c.Error.Reason != "" && e.Reason != c.Error.Reason) ||
-			!strings.Contains(e.Message, c.Error.MessageContains) {
+			!strings.Contains(e.Error(), c.Error.MessageContains) {
 			fails = append(fails, fmt.Sprintf("want error %s %s (message containing %q); got %v", c.Error.Code, c.Error.Reason, c.Error.MessageContains, describe(err)))
 		}
 	case err != nil:
@@ -183,7 +183,7 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 func describe(err error) string {
 	var e *synth.Error
 	if errors.As(err, &e) {
-		return fmt.Sprintf("%s %s: %s", e.Code, e.Reason, e.Message)
+		return fmt.Sprintf("%s %s: %s", e.Code, e.Reason, e.Error())
 	}
 	return err.Error()
 }

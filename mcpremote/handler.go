@@ -189,7 +189,11 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonResponseTooLarge, Err: err,
 				Message: fmt.Sprintf("the MCP server %s answered more than the tool's cap of %d bytes (limits.memMB, else the runtime's cap): the answer was cut off and the session closed", h.where(), h.maxBody)}
 		case errors.As(err, &rpc) && rpc.Code != codeClientClosing && rpc.Code != codeServerClosing && rpc.Code != codeRejected:
-			return nil, synth.HandlerError(ReasonRemoteRefused, "the MCP server %s refused the call of tool %q: %s (code %d)", h.where(), h.remote, clip(rpc.Message), rpc.Code)
+			// The server's message is its words: Outside, which the
+			// service's doors mark as outside data.
+			refused := synth.HandlerError(ReasonRemoteRefused, "the MCP server %s refused the call of tool %q (code %d)", h.where(), h.remote, rpc.Code)
+			refused.Outside = call.Secrets.Redact(clip(rpc.Message))
+			return nil, refused
 		case errors.Is(err, mcp.ErrSessionMissing) && try < 3:
 			// The server forgot the session: it did not run the call,
 			// which goes again on a new one.
@@ -207,7 +211,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			what += "; the tool is mutating, so it was not sent again (it may have run)"
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
-			Message: fmt.Sprintf("calling tool %q on the MCP server %s: %s: %s", h.remote, h.where(), what, describe(err, call))}
+			Message: fmt.Sprintf("calling tool %q on the MCP server %s: %s", h.remote, h.where(), what), Outside: describe(err, call)}
 	}
 }
 
@@ -366,7 +370,7 @@ func (h *Handler) openError(err error, call *synth.Call) error {
 	var de *fetch.DeniedError
 	if errors.As(err, &de) {
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: httpspec.ReasonEgressDenied, Err: err,
-			Message: fmt.Sprintf("the MCP server %s: %s; nothing was sent", h.where(), call.Secrets.Redact(de.Error()))}
+			Message: fmt.Sprintf("the outbound guard refused a request to the MCP server %s, so nothing was sent", h.where()), Outside: call.Secrets.Redact(de.Error())}
 	}
 	var late *lateError
 	if errors.As(err, &late) {
@@ -378,7 +382,7 @@ func (h *Handler) openError(err error, call *synth.Call) error {
 		return synth.HandlerError(ReasonRemoteUnauthorized, "the MCP server %s refused the tool's credential (401): %s", h.where(), h.credHint())
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
-		Message: fmt.Sprintf("could not open a session with the MCP server %s: %s", h.where(), describe(err, call))}
+		Message: fmt.Sprintf("could not open a session with the MCP server %s", h.where()), Outside: describe(err, call)}
 }
 
 // describe words a failure of the SDK or the transport, redacted and cut.
@@ -448,7 +452,9 @@ func (h *Handler) output(res *mcp.CallToolResult, call *synth.Call) (*synth.Outp
 		if text == "" {
 			text = "(no text)"
 		}
-		return nil, synth.HandlerError(ReasonRemoteToolError, "the remote tool %q answered with an error: %s", h.remote, text)
+		toolErr := synth.HandlerError(ReasonRemoteToolError, "the remote tool %q answered with an error", h.remote)
+		toolErr.Outside = text
+		return nil, toolErr
 	}
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)

@@ -263,7 +263,7 @@ func TestRemoteToolErrors(t *testing.T) {
 	fail := e.load(t, manifest("acme.fail", r.endpoint("mcp+http", "fail"), `,"spec":{"kind":"mcp","authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"TOKEN"}}}`))
 	_, ferr := call(t, fail, `{"text":"x"}`)
 	if ferr == nil || ferr.Code != synth.CodeHandlerError || ferr.Reason != mcpremote.ReasonRemoteToolError ||
-		!strings.Contains(ferr.Message, "no such account") || strings.Contains(ferr.Error(), secret) {
+		!strings.Contains(ferr.Outside, "no such account") || strings.Contains(ferr.Message, "no such account") || strings.Contains(ferr.Error(), secret) {
 		t.Fatalf("isError: %#v", ferr)
 	}
 	// A result that fails the manifest's output schema.

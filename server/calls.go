@@ -202,7 +202,10 @@ func failureOf(err error) failure {
 		return failure{status: r.status, code: r.code, reason: r.reason, msg: r.msg, retryAfter: r.retryAfter, details: r.details}
 	}
 	e := toolError(err)
-	f := failure{status: statusOf(e), code: string(e.Code), reason: e.Reason, msg: e.Message, details: e.Details()}
+	// The message is whole (what a third party said after the service's
+	// words, in a JSON string); details.outside has the third party's
+	// part alone.
+	f := failure{status: statusOf(e), code: string(e.Code), reason: e.Reason, msg: e.Error(), details: e.Details()}
 	switch e.Reason {
 	case synth.ReasonStoreUnavailable:
 		// One outage, one code on every route (a key check, a secrets

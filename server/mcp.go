@@ -69,7 +69,7 @@ func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 			}
 			if method == "tools/call" {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
-					if tool, ok := s.Tools().Tool(p.Name); ok && !g.allows(ctx, tool) {
+					if tool, ok := s.Tools().Tool(p.Name); ok && !allowsOnce(ctx, g, tool) {
 						return nil, unknownTool(p.Name)
 					}
 				}
@@ -89,6 +89,23 @@ func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// denialCountedKey marks a request whose denial the fast path counted
+// before it left the call to the SDK.
+type denialCountedKey struct{}
+
+func withDenialCounted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, denialCountedKey{}, true)
+}
+
+// allowsOnce is g.allows, which counts a denial, unless the fast path
+// counted this request's already.
+func allowsOnce(ctx context.Context, g *gate, tool *synth.Tool) bool {
+	if ctx.Value(denialCountedKey{}) != nil {
+		return g.decide(tool).Allow
+	}
+	return g.allows(ctx, tool)
 }
 
 // unknownTool is the SDK's answer to a tools/call of a tool it does not
@@ -177,6 +194,9 @@ type mcpResult struct {
 	outside bool
 	tool    string
 	marker  string
+	// denied says the caller may not see the tool: the error is the
+	// SDK's answer to an unknown tool.
+	denied bool
 }
 
 // text is the result's text content: the output (inside its boundary when
@@ -235,19 +255,16 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		opts: synth.InvokeOptions{Hold: hold}})
 	var rf *refusal
 	if errors.As(err, &rf) && rf.code == string(synth.CodeToolNotFound) {
-		return mcpResult{}, unknownTool(tool.ID()) // denied since the list: as the SDK answers an unknown tool
+		return mcpResult{denied: true}, unknownTool(tool.ID()) // denied since the list: as the SDK answers an unknown tool
 	}
 	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
 		return mcpResult{}, eerr
 	}
 	if err != nil {
-		// "rate-limited: …", "handler-error: …": for the model to read.
-		var e *synth.Error
-		msg := err.Error()
-		if errors.As(err, &e) {
-			msg = string(e.Code) + ": " + e.Message
-		}
-		return mcpResult{errText: msg, isError: true, outside: tool.OutsideData()}, nil
+		// "rate-limited: …", "handler-error: …": for the model to read,
+		// what a third party said inside the outside-data boundary.
+		text, framed := errorText(tool.ID(), err)
+		return mcpResult{errText: text, isError: true, outside: tool.OutsideData() || framed}, nil
 	}
 	r := mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil, outside: res.OutsideData, tool: tool.ID()}
 	if r.outside {

@@ -71,8 +71,19 @@ type Error struct {
 	Code   Code
 	Reason string // may be empty
 	ToolID string
-	// Message is the full human message, with every resolved secret redacted.
+	// Message is the service's own words (what happened, what to do next),
+	// with every resolved secret redacted. It never quotes a third party:
+	// that is Outside.
 	Message string
+	// Outside is what a third party said that the error quotes: an
+	// upstream's answer (or an HTML page's title), a remote MCP server's
+	// or an OAuth provider's message, the network's words for a failed
+	// exchange, an output's values that broke its schema. It is data from
+	// outside (redacted and cut like Message): a door that shows the
+	// error to a model marks it as such (the MCP door puts it inside the
+	// outside-data boundary), REST has it in details.outside. Error()
+	// joins the two.
+	Outside string
 	// Status is the upstream HTTP status, when there was one.
 	Status int
 	// Body is at most 512 bytes of the upstream body, redacted, on
@@ -95,19 +106,24 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
-// Error returns the message.
+// Error returns the message, and what the third party said after it
+// ("Message: Outside").
 func (e *Error) Error() string {
-	if e.Message != "" {
-		return e.Message
+	msg := e.Message
+	if msg == "" {
+		msg = string(e.Code)
 	}
-	return string(e.Code)
+	if e.Outside == "" {
+		return msg
+	}
+	return msg + ": " + e.Outside
 }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Details returns the error's evidence as a JSON-friendly map (status, body,
-// violations, problems), or nil when there is none.
+// outside, violations, problems), or nil when there is none.
 func (e *Error) Details() map[string]any {
 	d := map[string]any{}
 	if e.Status != 0 {
@@ -115,6 +131,9 @@ func (e *Error) Details() map[string]any {
 	}
 	if e.Body != "" {
 		d["body"] = e.Body
+	}
+	if e.Outside != "" {
+		d["outside"] = e.Outside
 	}
 	if len(e.Violations) > 0 {
 		d["violations"] = e.Violations
@@ -167,13 +186,14 @@ func (e *Error) finish(toolID string) *Error {
 }
 
 // redacted returns e with every secret of the call removed from the words
-// it carries: message, body, violations and problems. e must be a copy the
+// it carries: message, outside words, body, violations and problems. e must be a copy the
 // caller owns (finish makes one).
 func (e *Error) redacted(secrets *redact.Set) *Error {
 	if secrets.Empty() {
 		return e
 	}
 	e.Message = secrets.Redact(e.Message)
+	e.Outside = secrets.Redact(e.Outside)
 	e.Body = secrets.Redact(e.Body)
 	if len(e.Violations) > 0 {
 		vs := make([]Violation, len(e.Violations))

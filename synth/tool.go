@@ -242,7 +242,7 @@ func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, star
 	}
 	if !out.wellFormed() || len(out.JSON) == 0 {
 		if err := jsoncheck.CheckWith(out.JSON, jsoncheck.MaxDepth, jsoncheck.Options{AllowInvalidUTF8: true}); err != nil {
-			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output %v", err)).redacted(secrets)
+			return nil, t.wrap(notJSON("the handler's output", err)).redacted(secrets)
 		}
 	}
 	if !utf8.Valid(out.JSON) {
@@ -253,7 +253,7 @@ func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, star
 		// members of one name.
 		fixed := jsoncheck.ValidUTF8(out.JSON)
 		if err := jsoncheck.CheckWith(fixed, jsoncheck.MaxDepth, jsoncheck.Options{}); err != nil {
-			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "the handler's output, once its invalid UTF-8 is replaced by U+FFFD, %v", err)).redacted(secrets)
+			return nil, t.wrap(notJSON("the handler's output, once its invalid UTF-8 is replaced by U+FFFD,", err)).redacted(secrets)
 		}
 		out.JSON = fixed
 	}
@@ -268,12 +268,15 @@ func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, star
 		}
 		if vs := t.output.validate(ctx, out.JSON, jsoncheck.Options{AllowInvalidUTF8: true}); vs != nil {
 			// The violations quote the output, which may echo the
-			// credential: redacted like every message.
+			// credential: redacted like every message. They are the
+			// upstream's words (its names and values), so the message
+			// leaves them to Outside.
 			return nil, (&Error{
 				Code:       CodeOutputValidationFailed,
 				Status:     out.Status,
 				Violations: vs,
-				Message:    fmt.Sprintf("Tool %q output failed validation: %s", t.ID(), summarize(vs)),
+				Message:    fmt.Sprintf("Tool %q output failed validation", t.ID()),
+				Outside:    summarize(vs),
 			}).finish(t.ID()).redacted(secrets)
 		}
 	}
@@ -359,13 +362,25 @@ func summarize(vs []Violation) string {
 
 // wrap makes any handler error a *Error of this tool: a copy, never the
 // error the handler returned, which may be shared (a connection source hands
-// one error to every waiter of a refresh).
+// one error to every waiter of a refresh). The words of an error of another
+// type are nobody's the service knows: Outside.
 func (t *Tool) wrap(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.finish(t.ID())
 	}
-	return (&Error{Code: CodeHandlerError, Message: err.Error(), Err: err}).finish(t.ID())
+	return (&Error{Code: CodeHandlerError, Message: "its handler failed", Outside: err.Error(), Err: err}).finish(t.ID())
+}
+
+// notJSON is the response-not-json error of an output jsoncheck refused:
+// what is wrong in the service's words, where (the output's own names, or
+// the parser's words) as Outside.
+func notJSON(what string, err error) *Error {
+	var je *jsoncheck.Error
+	if !errors.As(err, &je) {
+		return HandlerError(ReasonResponseNotJSON, "%s %v", what, err)
+	}
+	return &Error{Code: CodeHandlerError, Reason: ReasonResponseNotJSON, Message: what + " " + je.What(), Outside: je.Where()}
 }
 
 // DryRun validates input and asks the handler to describe the request it

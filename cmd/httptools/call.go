@@ -138,7 +138,7 @@ func printError(w io.Writer, err error) int {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(map[string]body{"error": {e.Code, e.Reason, e.Message, e.Details()}})
+	_ = enc.Encode(map[string]body{"error": {e.Code, e.Reason, e.Error(), e.Details()}})
 	return 1
 }
 

@@ -440,6 +440,40 @@ func (e *Error) At() string {
 // Detail is the parser's own words for a syntax error, without the offset.
 func (e *Error) Detail() string { return describe(e.Err) }
 
+// What words what is wrong without quoting the document: a document from
+// outside (an upstream's answer) writes its own member names, so the
+// pointer, a duplicate's name and the parser's words are its words, which
+// Where gives apart.
+func (e *Error) What() string {
+	switch e.Kind {
+	case Duplicate:
+		return "names a member twice in one object (each name may appear once per object)"
+	case TooDeep:
+		return fmt.Sprintf("is nested deeper than %d levels", e.Limit)
+	case BadUTF8:
+		return fmt.Sprintf("holds text that is not valid UTF-8 at byte %d", e.Offset)
+	case BadNumber:
+		return fmt.Sprintf("holds a number at byte %d that is longer than %d characters or has an exponent beyond ±%d", e.Offset, MaxNumberLength, MaxExponent)
+	}
+	return fmt.Sprintf("is not valid JSON at byte %d", e.Offset)
+}
+
+// Where is what of the document the error quotes: where the fault is (a
+// duplicate's pointer and name, the value's pointer) or, for a syntax or
+// UTF-8 error, the parser's words; "" when nothing.
+func (e *Error) Where() string {
+	switch e.Kind {
+	case Duplicate:
+		return fmt.Sprintf("the member %q%s", e.Name, e.at())
+	case Syntax, BadUTF8:
+		if e.Err == nil {
+			return ""
+		}
+		return describe(e.Err)
+	}
+	return strings.TrimPrefix(e.at(), " ")
+}
+
 // CheckReader is CheckWith for a value read from r as it arrives (an
 // answer being streamed on): it reads r to its end, holding only the token
 // being read and the names of the open objects, and reports the first rule
