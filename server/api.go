@@ -114,17 +114,12 @@ func (s *Server) readCheckedBody(w http.ResponseWriter, r *http.Request) ([]byte
 	return body, true
 }
 
-// decodeBody decodes a checked body into v, answering the request itself
-// when it does not fit.
+// decodeBody decodes a checked body into v strictly (decodeStrict: an
+// unknown member is a 400 naming it), answering the request itself when
+// it does not fit.
 func decodeBody(w http.ResponseWriter, body []byte, v any) bool {
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", fmt.Sprintf("at byte %d: %s must be %s", te.Offset, te.Field, te.Type))
-		default:
-			writeError(w, http.StatusBadRequest, "bad-request", "malformed-json", err.Error())
-		}
+	if err := decodeStrict(body, v); err != nil {
+		writeFailure(w, err)
 		return false
 	}
 	return true

@@ -12,6 +12,12 @@ type ToolsetBinder interface {
 	BindToolset(ctx context.Context, tenant, id, toolset string) error
 }
 
+// UnattendedSetter is a KeyStore that keeps a service key's unattended
+// tools (sqlstore.SQLStore is one). It must be safe for concurrent use.
+type UnattendedSetter interface {
+	SetUnattendedTools(ctx context.Context, tenant, id string, tools []string) error
+}
+
 // KeyStore keeps API keys, stored hashed (sqlstore.SQLStore is one). Errors are connections.ErrNotFound
 // for an unknown key or id, or wrap connections.ErrUnavailable.
 // It must be safe for concurrent use: every request checks its key through it.

@@ -248,10 +248,16 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) approveRoute(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	noContent(w, s.decideApproval(r.Context(), identity(r.Context()), r.PathValue("id"), true))
 }
 
 func (s *Server) denyRoute(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	noContent(w, s.decideApproval(r.Context(), identity(r.Context()), r.PathValue("id"), false))
 }
 
@@ -293,7 +299,7 @@ func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, t
 					}
 					asked[a.ID] = true
 					res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form",
-						Message:         fmt.Sprintf("A run no person started wants to call %s for you (run %q, asked by key %s) with this input:\n%s\nApprove this one call?", a.Tool, a.Run, a.RequestedBy, a.Input),
+						Message:         approvalQuestion(a),
 						RequestedSchema: json.RawMessage(`{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call","description":"Yes lets it run once, with exactly this input; no denies it."}},"required":["approve"]}`)})
 					if err != nil {
 						s.cfg.Logger.Warn("an MCP client could not be asked for an approval", "approval", a.ID, "error", err.Error())

@@ -129,6 +129,9 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeConnection(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	noContent(w, s.revokeConnectionOf(r.Context(), identity(r.Context()), r.PathValue("id")))
 }
 

@@ -123,16 +123,21 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (
 	if !ok {
 		return req, false
 	}
-	if !bareInput(body, &req) && !decodeBody(w, body, &req) {
+	if bareInput(body, &req) {
+		return req, true
+	}
+	// The tool's input sent bare: said so before the strict decoding
+	// would name its first member.
+	if stray, input := strayMembers(body); !input && len(stray) > 0 {
+		writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
+			`the body has no "input" member but has %s, which %s does not take: wrap the tool's input, {"input": {%q: …}} (%s is {"input": {…}, "context": {…}})`,
+			quoteList(stray), what, stray[0], what))
+		return req, false
+	}
+	if !decodeBody(w, body, &req) {
 		return req, false
 	}
 	if req.Input == nil {
-		if stray := strayMembers(body); len(stray) > 0 {
-			writeError(w, http.StatusBadRequest, "bad-request", synth.ReasonInputInvalid, fmt.Sprintf(
-				`the body has no "input" member but has %s, which %s does not take: wrap the tool's input, {"input": {%q: …}} (%s is {"input": {…}, "context": {…}})`,
-				quoteList(stray), what, stray[0], what))
-			return req, false
-		}
 		req.Input = json.RawMessage(`{}`)
 	}
 	return req, true
@@ -151,11 +156,11 @@ func toolError(err error) *synth.Error {
 }
 
 // strayMembers lists the members of an invoke body other than input and
-// context, in their order.
-func strayMembers(body []byte) []string {
+// context, sorted, and says whether it has an input.
+func strayMembers(body []byte) ([]string, bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
-		return nil
+		return nil, false
 	}
 	var out []string
 	for k := range m {
@@ -164,7 +169,8 @@ func strayMembers(body []byte) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	_, input := m["input"]
+	return out, input
 }
 
 func quoteList(names []string) string {

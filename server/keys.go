@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -189,40 +191,85 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 }
 
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Role    string `json:"role"`
-		Person  string `json:"person"`
-		Toolset string `json:"toolset"`
+// keyRequest is the body of POST /v1/keys.
+type keyRequest struct {
+	Role    string `json:"role"`
+	Person  string `json:"person"`
+	Toolset string `json:"toolset"`
+	// UnattendedTools are a service key's toolsAllowedUnattended (tool id
+	// globs), as keys create --unattended-tools sets them.
+	UnattendedTools []string `json:"unattendedTools"`
+}
+
+// check says what is wrong with req, "" for nothing: everything is
+// checked before a key is made.
+func (req *keyRequest) check(keys KeyStore) string {
+	if err := auth.CheckRole(req.Role, req.Person); err != nil {
+		return err.Error() + `: the body is {"role":"admin|service|person","person":"…","toolset":"…","unattendedTools":["…"]}`
 	}
+	if _, ok := keys.(ToolsetBinder); req.Toolset != "" && !ok {
+		return "this service's key store cannot bind a key to a toolset"
+	}
+	if len(req.UnattendedTools) > 0 {
+		if req.Role != auth.RoleService {
+			return "unattendedTools is a service key's (a kernel's runs): make it with \"role\": \"service\""
+		}
+		if _, ok := keys.(UnattendedSetter); !ok {
+			return "this service's key store cannot keep a key's unattended tools"
+		}
+		for i, g := range req.UnattendedTools {
+			if _, err := path.Match(g, ""); err != nil || g == "" || strings.Contains(g, ",") {
+				return fmt.Sprintf("unattendedTools[%d]: %q is not a tool id glob (acme.*)", i, g)
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
+	var req keyRequest
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if err := auth.CheckRole(req.Role, req.Person); err != nil {
-		writeError(w, http.StatusBadRequest, "bad-request", "", err.Error()+`: the body is {"role":"admin|service|person","person":"…"}`)
+	if why := req.check(s.cfg.Keys); why != "" {
+		writeError(w, http.StatusBadRequest, "bad-request", "", why)
 		return
 	}
-	binder, canBind := s.cfg.Keys.(ToolsetBinder)
-	if req.Toolset != "" && !canBind {
-		writeError(w, http.StatusBadRequest, "bad-request", "", "this service's key store cannot bind a key to a toolset")
-		return
-	}
-	key, k, err := s.cfg.Keys.CreateAPIKey(r.Context(), tenantOf(r.Context()), req.Role, req.Person)
+	ctx := r.Context()
+	key, k, err := s.cfg.Keys.CreateAPIKey(ctx, tenantOf(ctx), req.Role, req.Person)
 	if err != nil {
 		writeFailure(w, s.storeRefusal("storing the API key", err))
 		return
 	}
+	// A key is made with all it was asked for or not at all: one left
+	// unbound, or without its list, would do more than was asked.
+	undo := func(what string, err error) {
+		if rerr := s.cfg.Keys.RevokeAPIKey(ctx, k.Tenant, k.ID); rerr != nil {
+			s.cfg.Logger.Error("a key made without its "+what+" could not be revoked", "key", k.ID, "tenant", k.Tenant, "error", rerr.Error())
+		}
+		writeFailure(w, s.storeRefusal("making the API key's "+what, err))
+	}
 	if req.Toolset != "" {
-		if err := binder.BindToolset(r.Context(), k.Tenant, k.ID, req.Toolset); err != nil {
-			writeFailure(w, s.storeRefusal("binding the API key to its toolset", err))
+		if err := s.cfg.Keys.(ToolsetBinder).BindToolset(ctx, k.Tenant, k.ID, req.Toolset); err != nil {
+			undo("toolset", err)
 			return
 		}
 		k.Toolset = req.Toolset
+	}
+	if len(req.UnattendedTools) > 0 {
+		if err := s.cfg.Keys.(UnattendedSetter).SetUnattendedTools(ctx, k.Tenant, k.ID, req.UnattendedTools); err != nil {
+			undo("unattended tools", err)
+			return
+		}
+		k.UnattendedTools = req.UnattendedTools
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "info": k})
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	err := s.cfg.Keys.RevokeAPIKey(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	if err == nil {
 		// Forget it here at once; other replicas within keyCacheTTL.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/httptools/httptools/auth"
@@ -60,6 +61,11 @@ func (s *Server) setPolicy(ctx context.Context, k *auth.APIKey, doc []byte) erro
 		return notFound("this service keeps no tool policies")
 	}
 	if doc != nil {
+		// Exactly as spelled: encoding/json would read "Rules" as rules
+		// too, and a second spelling would be a second value.
+		if err := strictMembers(doc, reflect.TypeFor[policy.Policy](), "invalid-policy"); err != nil {
+			return err
+		}
 		if _, err := policy.Parse(doc); err != nil {
 			return &refusal{status: http.StatusBadRequest, code: "bad-request", reason: "invalid-policy", msg: err.Error()}
 		}
@@ -100,5 +106,8 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deletePolicy(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	noContent(w, s.setPolicy(r.Context(), identity(r.Context()), nil))
 }

@@ -37,6 +37,9 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r) {
+		return
+	}
 	noContent(w, s.deleteSecretOf(r.Context(), identity(r.Context()), secretRef(r)))
 }
 

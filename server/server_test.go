@@ -165,7 +165,7 @@ func TestRoutes(t *testing.T) {
 		{"unattended person connection", r.keyA, "POST", "/v1/tools/t.mail/invoke", `{"context":{"person":"u1","unattended":true}}`, 403, "precondition-failed/approval-required", ""},
 		{"no connection", r.keyA, "POST", "/v1/tools/t.mail/invoke", `{"context":{"person":"u1"}}`, 409, "precondition-failed/connection-unavailable", "authorize"},
 		{"empty secret list", r.keyA, "GET", "/v1/secrets", "", 200, "", `{"secrets":[]}`},
-		{"bad secret body", r.keyA, "PUT", "/v1/secrets/production/TOKEN", `{"val":"x"}`, 400, "bad-request", ""},
+		{"bad secret body", r.keyA, "PUT", "/v1/secrets/production/TOKEN", `{"val":"x"}`, 400, "bad-request/input-invalid", `did you mean \"value\"`},
 		{"bad authorize body", r.keyA, "POST", "/v1/connections/google/authorize", `{"as":"team"}`, 400, "bad-request", ""},
 		{"unknown app", r.keyA, "POST", "/v1/connections/github/authorize", `{"as":"company"}`, 404, "not-found", ""},
 		{"revoke unknown", r.keyA, "DELETE", "/v1/connections/conn_nope", "", 404, "not-found", ""},
