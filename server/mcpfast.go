@@ -32,20 +32,32 @@ import (
 // takes it as 2025-03-26). Newer versions go to the SDK.
 var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-// serveMCPCall answers a stateless tools/call of a known tool and reports
-// true, or leaves the request alone and reports false.
-func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte, hold *budget.Hold) bool {
+// fastAnswer says what the fast path did with a request.
+type fastAnswer int
+
+const (
+	fastLeft   fastAnswer = iota // not its request: the SDK's
+	fastServed                   // answered
+	// fastDenied: a call of a tool the caller may not see, counted as
+	// denied and left to the SDK, which answers it as an unknown tool
+	// (the same bytes, on every path).
+	fastDenied
+)
+
+// serveMCPCall answers a stateless tools/call of a known tool, or a
+// tools/list, or leaves the request alone.
+func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte, hold *budget.Hold) fastAnswer {
 	if r.Method != http.MethodPost || !fastVersions[r.Header.Get("MCP-Protocol-Version")] ||
 		!isJSONContentType(r.Header.Get("Content-Type")) || !acceptsJSONAndStream(r.Header.Values("Accept")) ||
 		!hostAllowed(r) {
-		return false
+		return fastLeft
 	}
 	if jsoncheck.Check(body, jsoncheck.MaxDocumentDepth) != nil {
-		return false
+		return fastLeft
 	}
 	doc := gjson.ParseBytes(body)
 	if !doc.IsObject() {
-		return false
+		return fastLeft
 	}
 	var id, method, params gjson.Result
 	ok, version := true, false
@@ -66,17 +78,20 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		return ok
 	})
 	if !ok || !version || method.Type != gjson.String {
-		return false
+		return fastLeft
 	}
 	idJSON, ok := rpcID(id)
 	if !ok {
-		return false
+		return fastLeft
 	}
 	if method.Str == "tools/list" {
-		return s.serveMCPList(w, r, idJSON, params)
+		if s.serveMCPList(w, r, idJSON, params) {
+			return fastServed
+		}
+		return fastLeft
 	}
 	if method.Str != "tools/call" || !params.IsObject() {
-		return false
+		return fastLeft
 	}
 	var name, args gjson.Result
 	params.ForEach(func(k, v gjson.Result) bool {
@@ -91,12 +106,12 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		return ok
 	})
 	if !ok || name.Type != gjson.String || args.Exists() && !args.IsObject() {
-		return false
+		return fastLeft
 	}
 	ts := s.Tools()
 	tool, found := ts.Tool(name.Str)
 	if !found {
-		return false // the SDK's "unknown tool" error
+		return fastLeft // the SDK's "unknown tool" error
 	}
 	var raw []byte
 	if args.Exists() {
@@ -104,6 +119,9 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	}
 	tenant, person := mcpCaller(r.Context(), r.Header)
 	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw, hold)
+	if res.denied {
+		return fastDenied // nothing of it ran: the SDK answers it as it answers an unknown tool
+	}
 
 	if err == nil && !res.isError {
 		// The response quotes the output once and may repeat it as
@@ -164,25 +182,17 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 	s.fastCalls.Add(1)
-	return true
+	return fastServed
 }
 
-// rpcID is the JSON of a request id the fast path echoes: a string, or an
-// integer of at most 2^53 (exact in the SDK's float64). Anything else (null,
-// a fraction, a notification without id) is the SDK's to answer.
+// rpcID is the JSON of a request id the fast path echoes: a string or a
+// number, as sent (the body passed jsoncheck: its strings are valid UTF-8,
+// its numbers within bounds). Anything else (null, a notification without
+// id) is the SDK's to answer.
 func rpcID(id gjson.Result) ([]byte, bool) {
 	switch id.Type {
-	case gjson.String:
-		b, err := jsontext.AppendQuote(nil, id.Str)
-		return b, err == nil
-	case gjson.Number:
-		// The SDK reads a number id as a float64: beyond 2^53 it would not
-		// echo the same id, so those are its to answer.
-		n, err := strconv.ParseInt(id.Raw, 10, 64)
-		if err != nil || n > 1<<53 || n < -(1<<53) {
-			return nil, false
-		}
-		return strconv.AppendInt(nil, n, 10), true
+	case gjson.String, gjson.Number:
+		return []byte(id.Raw), true
 	}
 	return nil, false
 }

@@ -282,12 +282,20 @@ func (s *Server) Handler() http.Handler {
 				mcpHandler.ServeHTTP(w, r)
 				return
 			}
-			if !s.noFastPath.Load() && s.serveMCPCall(w, r, body, hold) {
-				return // it told the access record what it read and answered
+			if !s.noFastPath.Load() {
+				switch s.serveMCPCall(w, r, body, hold) {
+				case fastServed:
+					return // it told the access record what it read and answered
+				case fastDenied:
+					// A denied tool is answered by the SDK, as an unknown
+					// one is, byte for byte; the denial is counted once.
+					r = r.WithContext(withDenialCounted(r.Context()))
+				}
 			}
 			noteRPC(r.Context(), body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
 			s.noteInitialize(r, body)
+			serveRPC(w, r, mcpHandler, body) // ids as sent, refusals as JSON-RPC errors
+			return
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}
