@@ -93,10 +93,10 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"accept wildcard", call("10", "t.echo", `{"id":"7"}`), with("Accept", "*/*"), true},
 		{"content type with charset", call("11", "t.echo", `{"id":"7"}`), with("Content-Type", "application/json; charset=utf-8"), true},
 		{"whitespace around", " \n" + call("12", "t.echo", `{"id":"7"}`) + "\n", std, true},
-		{"fractional id", call("1.5", "t.echo", `{"id":"7"}`), std, true}, // echoed as sent on both paths
-		{"id past 2^53", call("9007199254740993", "t.echo", `{"id":"7"}`), std, true}, // echoed as sent on both paths
+		{"fractional id", call("1.5", "t.echo", `{"id":"7"}`), std, true},                 // echoed as sent on both paths
+		{"id past 2^53", call("9007199254740993", "t.echo", `{"id":"7"}`), std, true},     // echoed as sent on both paths
 		{"id past int64", call("9223372036854775808", "t.echo", `{"id":"7"}`), std, true}, // echoed as sent on both paths
-		{"id with exponent", call("1e2", "t.echo", `{"id":"7"}`), std, true}, // echoed as sent on both paths
+		{"id with exponent", call("1e2", "t.echo", `{"id":"7"}`), std, true},              // echoed as sent on both paths
 		// The SDK's to answer:
 		{"unknown tool", call("20", "t.nope", `{}`), std, false},
 		{"null id", call("null", "t.echo", `{"id":"7"}`), std, false},
