@@ -12,13 +12,14 @@ import (
 // A crash loses at most one interval of records.
 type logWriter struct {
 	mu   sync.Mutex
+	out  io.Writer // what w writes to; Direct writes to it too, under mu
 	w    *bufio.Writer
 	stop chan struct{}
 	done chan struct{}
 }
 
 func newLogWriter(w io.Writer, every time.Duration) *logWriter {
-	l := &logWriter{w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &logWriter{out: w, w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(every)
@@ -42,6 +43,22 @@ func (l *logWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// Direct returns a writer to the same output that writes at once, after
+// what is buffered: a command's own messages on stderr come after the log
+// records written before them, and never race the flusher's writes.
+func (l *logWriter) Direct() io.Writer { return directWriter{l} }
+
+type directWriter struct{ l *logWriter }
+
+func (d directWriter) Write(p []byte) (int, error) {
+	d.l.mu.Lock()
+	defer d.l.mu.Unlock()
+	if err := d.l.w.Flush(); err != nil {
+		return 0, err
+	}
+	return d.l.out.Write(p)
+}
+
 // Flush writes out what is buffered.
 func (l *logWriter) Flush() {
 	l.mu.Lock()
@@ -54,4 +71,20 @@ func (l *logWriter) Close() error {
 	close(l.stop)
 	<-l.done
 	return nil
+}
+
+// lockedWriter serialises writes to w. Every command writes stderr through
+// one: its own messages, its loggers' records and the records of the
+// goroutines it starts (a log flusher, a remote MCP session, a profiler)
+// reach the same writer, which need not be safe for concurrent use (a test
+// passes a bytes.Buffer).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

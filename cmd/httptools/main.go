@@ -78,6 +78,8 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// One writer for stderr, whatever goroutine of a command writes it.
+	stderr = &lockedWriter{w: stderr}
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, usage, fetch.Version)
 		return 2

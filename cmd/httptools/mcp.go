@@ -32,7 +32,10 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	// Caught from the first moment (its default ends the process); one
 	// during start-up reloads once started.
 	hup := hangup.C
-	p, err := f.check(f.logger(stderr))
+	// One logger for the command and everything it starts (the fetch
+	// client, remote MCP sessions, the reloads).
+	log := f.logger(stderr)
+	p, err := f.check(log)
 	if err != nil {
 		return loadFailed(stderr, "mcp", f.tools, err)
 	}
@@ -45,7 +48,6 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 		}
 		f.db = db
 	}
-	log := f.logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopTracing, err := setupTracing(ctx, os.Getenv, log)
@@ -82,8 +84,14 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	// in the client, when it takes forms.
 	go srv.ElicitApprovals(ctx, ms, "local", *toolset, *person, 2*time.Second)
 	// SIGHUP reloads the folder; the client is told the list changed.
+	// It ends with the command, so that nothing it logs comes after.
 	go func() {
-		for range hup {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
 			if err := srv.Reload(); err != nil {
 				log.Error("reload failed; the previous tools stay", "error", err.Error())
 				continue

@@ -128,6 +128,35 @@ func TestToolsFlagProblems(t *testing.T) {
 	}
 }
 
+// TestServeStderrIsOneStream: serve's own messages and its buffered log
+// records reach stderr through one writer, in the order written. A start
+// whose port is taken logs 1 record ("call limits") before it fails: that
+// record comes first and 0 records follow the message naming --addr (it
+// used to be written after it, by the log flusher, which also wrote
+// stderr beside serve's own writes: a data race under -race).
+func TestServeStderrIsOneStream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tools, _ := filepath.Abs("../../fixtures/tools")
+	_, errOut, code := runCLI(t, "serve", "--tools", tools, "--addr", ln.Addr().String(), "--db", "sqlite:"+filepath.Join(t.TempDir(), "db"))
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	failed, after := -1, 0
+	for i, l := range lines {
+		switch {
+		case strings.Contains(l, "httptools serve: --addr"):
+			failed = i
+		case failed >= 0 && strings.HasPrefix(l, "time="):
+			after++
+		}
+	}
+	if code != 1 || failed < 1 || after != 0 || !strings.Contains(lines[0], "msg=\"call limits\"") {
+		t.Errorf("exit %d; the message naming --addr is line %d, with %d records after it; want it after the records, last:\n%s", code, failed, after, errOut)
+	}
+}
+
 // TestServeFromEnvironment: serve takes its flags from HTTPTOOLS_*
 // variables; the banner names the REST and MCP URLs.
 func TestServeFromEnvironment(t *testing.T) {

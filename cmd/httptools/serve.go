@@ -52,6 +52,9 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	logs := newLogWriter(stderr, 200*time.Millisecond)
 	defer logs.Close()
 	log := f.logger(logs)
+	// From here every message goes through logs: after the records
+	// buffered before it, and never beside the flusher's writes.
+	stderr = logs.Direct()
 	ctx := context.Background()
 	// The tools first: a problem with --tools creates nothing and holds no
 	// port.
@@ -66,7 +69,6 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	// tries elsewhere).
 	store, err := openStoreWaiting(ctx, f.db, sqlstore.Options{MaxConns: *dbConns}, *dbWait, log)
 	if err != nil {
-		logs.Flush()
 		fmt.Fprintln(stderr, "httptools serve:", err)
 		return 1
 	}

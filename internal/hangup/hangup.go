@@ -3,9 +3,13 @@
 // config reloader) may send one while a service is still starting. A
 // program imports it first and takes the signals with C.
 //
-// Its import path sorts before most of the module's dependencies, so its
-// init runs before theirs (packages without an order between them are
-// initialised by import path).
+// Go initialises next, among the packages whose imports are done, the one
+// whose import path sorts first: this one waits only for os/signal and
+// what it imports (os, syscall, time, sync…) and for a few small packages
+// that sort first and are ready sooner; no package of this module runs
+// before it (cmd/httptools TestHangupInitsEarly). Before its init returns
+// the runtime's default for SIGHUP, exit, applies: no Go code can run
+// earlier.
 package hangup
 
 import (
