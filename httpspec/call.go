@@ -61,7 +61,7 @@ func (h *Handler) streamer(cctx context.Context, call *synth.Call) (stream func(
 	if sink := call.Options.Sink; sink != nil && h.streams {
 		small = new([]byte)
 		stream = func(status int, body io.Reader) (err error) {
-			*small, err = streamJSON(cctx, call.Options.Hold, sink, status, body)
+			*small, err = streamJSON(cctx, call.Options.Hold, call.Secrets, sink, status, body)
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/httptools/httptools/redact"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -22,7 +23,11 @@ import (
 // streamed: it is returned whole, for the usual path (and its usual errors).
 // A bigger one found broken after the sink has begun is an error: the
 // sink's owner cuts its response off.
-func streamJSON(ctx context.Context, hold *budget.Hold, sink synth.OutputSink, status int, body io.Reader) ([]byte, error) {
+//
+// What goes to the sink has every secret of the call masked, as a held
+// answer has (synth): an upstream that echoes the request's credential
+// streams it to no one.
+func streamJSON(ctx context.Context, hold *budget.Hold, secrets *redact.Set, sink synth.OutputSink, status int, body io.Reader) ([]byte, error) {
 	// What the check holds (the read buffer; a long string whole) is drawn
 	// on the call's memory budget hold as it grows, waiting briefly once
 	// the call holds part of its answer (see fetch's readCapped).
@@ -47,10 +52,26 @@ func streamJSON(ctx context.Context, hold *budget.Hold, sink synth.OutputSink, s
 			return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status, Message: msg, Outside: where}
 		}
 	}
-	w := &errWriter{w: sink.Begin(status)}
+	out := sink.Begin(status)
+	var masker *redact.JSONWriter
+	if !secrets.Empty() {
+		masker = secrets.JSONWriter(out)
+		out = masker
+	}
+	w := &errWriter{w: out}
 	// What is checked is what is sent: the answer with its invalid UTF-8
 	// replaced by U+FFFD, as a held answer is (synth).
 	err = jsoncheck.CheckReader(io.TeeReader(jsoncheck.ValidUTF8Reader(br), w), jsoncheck.MaxDepth, jsoncheck.Options{Grow: grow})
+	if err == nil && masker != nil && w.err == nil {
+		// What the masker still holds (the answer's last token).
+		if cerr := masker.Close(); cerr != nil {
+			w.err = cerr
+		}
+	}
+	if ne := (*redact.NameError)(nil); errors.As(w.err, &ne) {
+		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonResponseNotJSON, Status: status,
+			Message: synth.EchoedNames + " (it was being streamed, and was cut off)"}
+	}
 	if w.err != nil {
 		return nil, fmt.Errorf("writing the answer on: %w", w.err)
 	}

@@ -1,60 +1,41 @@
 package redact
 
-// RedactJSON returns a JSON document with every secret redacted inside its
-// strings (member names included), each string decoded first, so that a
-// match never reaches across a quote or an escape and the document stays
-// valid JSON. raw must be valid JSON; it is returned as is, without a copy,
-// when it holds no secret.
+import "bytes"
+
+// RedactOutput returns a JSON value with every secret of the set masked,
+// as a caller may receive it: inside strings (member names included) each
+// match is replaced by Mask, the string decoded first so that a match
+// never reaches across a quote or an escape, and widened to whole
+// characters; a number that holds a secret becomes the string Mask. The
+// result is valid JSON, and valid UTF-8 when raw is. raw must be valid
+// JSON; it is returned as it is, without a copy, when it holds no secret
+// (the common case costs one scan: mayHold). The error is a *NameError
+// when masking made two member names of one object read the same.
+func (s *Set) RedactOutput(raw []byte) ([]byte, error) {
+	return s.redactJSON(raw, false)
+}
+
+// RedactJSON is RedactOutput for a JSON text of the library's own (a dry
+// run's): two member names that read the same once masked are left so.
 func (s *Set) RedactJSON(raw []byte) []byte {
-	ns := s.snapshot()
-	if len(ns) == 0 {
-		return raw
+	out, _ := s.redactJSON(raw, true)
+	return out
+}
+
+func (s *Set) redactJSON(raw []byte, dupNames bool) ([]byte, error) {
+	c := s.snapshot()
+	if c == nil || !c.mayHoldBytes(raw) {
+		return raw, nil
 	}
-	var out []byte // nil until the first change
-	at := 0
-	doc := string(raw)
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
-		}
-		j := i + 1
-		for j < len(raw) && raw[j] != '"' {
-			if raw[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(raw) {
-			break
-		}
-		inner := doc[i+1 : j]
-		v := unescape(inner, nil, jsonEsc)
-		text := inner
-		if v.changed {
-			text = v.text
-		}
-		if spans := find(text, ns); len(spans) > 0 {
-			if out == nil {
-				out = make([]byte, 0, len(raw))
-			}
-			out = append(out, raw[at:i+1]...)
-			pos := 0
-			for _, sp := range spans {
-				start, end := sp.start, sp.end
-				if v.changed {
-					start, end = v.origin(start, end)
-				}
-				out = append(out, inner[pos:start]...)
-				out = append(out, Mask...)
-				pos = end
-			}
-			out = append(out, inner[pos:]...)
-			at = j
-		}
-		i = j
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	jw := &JSONWriter{w: &b, c: c, ready: true, dupNames: dupNames}
+	jw.Write(raw)
+	if err := jw.Close(); err != nil {
+		return nil, err
 	}
-	if out == nil {
-		return raw
+	if !jw.changed {
+		return raw, nil
 	}
-	return append(out, raw[at:]...)
+	return b.Bytes(), nil
 }

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Mask replaces every secret.
@@ -44,7 +45,7 @@ type Set struct {
 	mu      sync.RWMutex
 	secrets []string
 	inline  [2]string // the first secrets' storage: most calls have one
-	needles []needle  // built on first use after an Add
+	needles *compiled // built on first use after an Add
 }
 
 type needle struct {
@@ -88,7 +89,7 @@ func (s *Set) Empty() bool {
 	return len(s.secrets) == 0
 }
 
-func (s *Set) needlesLocked() []needle {
+func (s *Set) needlesLocked() *compiled {
 	if s.needles != nil || len(s.secrets) == 0 {
 		return s.needles
 	}
@@ -105,11 +106,12 @@ func (s *Set) needlesLocked() []needle {
 	}
 	// Longest first, so that a secret holding another is replaced whole.
 	slices.SortStableFunc(out, func(a, b needle) int { return len(b.text) - len(a.text) })
-	s.needles = out
-	return out
+	s.needles = compile(out)
+	return s.needles
 }
 
-func (s *Set) snapshot() []needle {
+// snapshot returns the set's needles, nil when it holds no secret.
+func (s *Set) snapshot() *compiled {
 	if s == nil {
 		return nil
 	}
@@ -136,7 +138,7 @@ func (s *Set) snapshot() []needle {
 // of the original; those spans, merged, are what is masked.
 func (s *Set) Redact(text string) string {
 	ns := s.snapshot()
-	if len(ns) == 0 || text == "" {
+	if ns == nil || text == "" {
 		return text
 	}
 	spans := find(text, ns)
@@ -159,14 +161,23 @@ func (s *Set) Redact(text string) string {
 // spelling.
 func (s *Set) Contains(text string) bool {
 	ns := s.snapshot()
-	return len(ns) > 0 && len(find(text, ns)) > 0
+	return ns != nil && len(find(text, ns)) > 0
 }
 
 type span struct{ start, end int }
 
 // find returns the merged, sorted spans of text that hold a needle, in the
-// text itself and in its decoded views.
-func find(text string, ns []needle) []span {
+// text itself and in its decoded views, each widened to whole UTF-8
+// characters. A text that mayHold clears is not decoded at all.
+func find(text string, c *compiled) []span {
+	if !c.mayHold(text) {
+		return nil
+	}
+	return findAll(text, c.list)
+}
+
+// findAll is find without the scan that clears a text.
+func findAll(text string, ns []needle) []span {
 	var spans []span
 	search(text, nil, ns, &spans)
 	if strings.ContainsAny(text, `\%&+`) {
@@ -191,6 +202,9 @@ func find(text string, ns []needle) []span {
 	}
 	if len(spans) == 0 {
 		return nil
+	}
+	for i, sp := range spans {
+		spans[i] = widen(text, sp)
 	}
 	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
 	out := spans[:1]
@@ -232,6 +246,20 @@ func search(view string, v *decoded, ns []needle, spans *[]span) {
 			from = j
 		}
 	}
+}
+
+// widen extends sp to whole UTF-8 characters of s, so that a mask never
+// leaves a piece of one (a secret's prefix may end inside a character of
+// the text). It looks at most three bytes either way: in text that is not
+// UTF-8 there is no character to keep whole.
+func widen(s string, sp span) span {
+	for k := 0; k < utf8.UTFMax-1 && sp.start > 0 && sp.start < len(s) && !utf8.RuneStart(s[sp.start]); k++ {
+		sp.start--
+	}
+	for k := 0; k < utf8.UTFMax-1 && sp.end < len(s) && !utf8.RuneStart(s[sp.end]); k++ {
+		sp.end++
+	}
+	return sp
 }
 
 func wordByte(s string, i int) bool {

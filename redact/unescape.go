@@ -59,22 +59,27 @@ const (
 )
 
 // triggers are the bytes that start an escape of each kind.
-func (m mode) triggers() string {
-	t := ""
-	if m&jsonEsc != 0 {
-		t += `\`
-	}
-	if m&pctEsc != 0 {
-		t += "%"
-	}
-	if m&plusEsc != 0 {
-		t += "+"
-	}
-	if m&htmlEsc != 0 {
-		t += "&"
+func (m mode) triggers() string { return triggerSets[m&(allEsc|plusEsc)] }
+
+// triggerSets are the triggers of every mode, made once: triggers is on
+// the path of every view.
+var triggerSets = func() (t [16]string) {
+	for m := range mode(16) {
+		if m&jsonEsc != 0 {
+			t[m] += `\`
+		}
+		if m&pctEsc != 0 {
+			t[m] += "%"
+		}
+		if m&plusEsc != 0 {
+			t[m] += "+"
+		}
+		if m&htmlEsc != 0 {
+			t[m] += "&"
+		}
 	}
 	return t
-}
+}()
 
 // unescape decodes, in one pass, the escapes of the kinds m names, in any
 // mix. prev maps s to the original text; nil means s is the original. A view
@@ -88,7 +93,7 @@ func unescape(s string, prev *decoded, m mode) decoded {
 			break
 		}
 		i += k
-		if _, n := escapeAt(s, i, m); n > 0 {
+		if escapeAt(s, i, m).n > 0 {
 			first = i
 			break
 		}
@@ -105,15 +110,16 @@ func unescape(s string, prev *decoded, m mode) decoded {
 			break
 		}
 		i += k
-		out, n := escapeAt(s, i, m)
-		if n == 0 {
+		e := escapeAt(s, i, m)
+		if e.n == 0 {
 			i++
 			continue
 		}
 		b = append(b, s[run:i]...)
-		d.segs = append(d.segs, seg{at: len(b), n: len(out), from: i, to: i + n})
-		b = append(b, out...)
-		i += n
+		at := len(b)
+		b = e.appendTo(b)
+		d.segs = append(d.segs, seg{at: at, n: len(b) - at, from: i, to: i + e.n})
+		i += e.n
 		run = i
 	}
 	b = append(b, s[run:]...)
@@ -121,68 +127,92 @@ func unescape(s string, prev *decoded, m mode) decoded {
 	return d
 }
 
-// escapeAt decodes the escape at s[i:], returning what it stands for and its
-// length in s, or 0 when there is none.
-func escapeAt(s string, i int, m mode) (string, int) {
+// text is what an escape is read from: a string or its bytes.
+type text interface{ ~string | ~[]byte }
+
+// escape is one escape found in a text: what it stands for, and its length.
+type escape struct {
+	r   rune // the character it stands for; or the byte, when one
+	one bool // r is a single byte (a percent or \x escape), not a character
+	n   int  // its length in the text; 0 when there is no escape
+}
+
+// appendTo appends what e stands for to b.
+func (e escape) appendTo(b []byte) []byte {
+	if e.one {
+		return append(b, byte(e.r))
+	}
+	return utf8.AppendRune(b, e.r)
+}
+
+// escapeAt decodes the escape at s[i:]: what it stands for and its length
+// in s (n == 0 when there is none). It allocates nothing.
+func escapeAt[T text](s T, i int, m mode) escape {
 	switch s[i] {
 	case '+':
 		if m&plusEsc != 0 {
-			return " ", 1
+			return escape{r: ' ', n: 1}
 		}
 	case '%':
 		if m&pctEsc != 0 && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			return string([]byte{unhex(s[i+1])<<4 | unhex(s[i+2])}), 3
+			return escape{r: rune(unhex(s[i+1])<<4 | unhex(s[i+2])), one: true, n: 3}
 		}
 	case '\\':
-		if m&jsonEsc == 0 || i+1 >= len(s) {
-			return "", 0
-		}
-		switch c := s[i+1]; c {
-		case '"', '\\', '/', '\'':
-			return string(c), 2
-		case 'b':
-			return "\b", 2
-		case 'f':
-			return "\f", 2
-		case 'n':
-			return "\n", 2
-		case 'r':
-			return "\r", 2
-		case 't':
-			return "\t", 2
-		case 'u':
-			r, ok := hex4(s, i+2)
-			if !ok {
-				return "", 0
-			}
-			if utf16.IsSurrogate(r) {
-				if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-					if r2, ok := hex4(s, i+8); ok {
-						if c := utf16.DecodeRune(r, r2); c != utf8.RuneError {
-							return string(c), 12
-						}
-					}
-				}
-				return "", 0
-			}
-			return string(r), 6
-		case 'x':
-			if i+3 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) {
-				return string([]byte{unhex(s[i+2])<<4 | unhex(s[i+3])}), 4
-			}
+		if m&jsonEsc != 0 && i+1 < len(s) {
+			return jsonEscapeAt(s, i)
 		}
 	case '&':
 		if m&htmlEsc != 0 {
 			return entityAt(s, i)
 		}
 	}
-	return "", 0
+	return escape{}
+}
+
+// jsonEscapeAt decodes the backslash escape at s[i:] (JSON's, and \' and
+// \xHH besides).
+func jsonEscapeAt[T text](s T, i int) escape {
+	switch c := s[i+1]; c {
+	case '"', '\\', '/', '\'':
+		return escape{r: rune(c), n: 2}
+	case 'b':
+		return escape{r: '\b', n: 2}
+	case 'f':
+		return escape{r: '\f', n: 2}
+	case 'n':
+		return escape{r: '\n', n: 2}
+	case 'r':
+		return escape{r: '\r', n: 2}
+	case 't':
+		return escape{r: '\t', n: 2}
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return escape{}
+		}
+		if utf16.IsSurrogate(r) {
+			if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if r2, ok := hex4(s, i+8); ok {
+					if c := utf16.DecodeRune(r, r2); c != utf8.RuneError {
+						return escape{r: c, n: 12}
+					}
+				}
+			}
+			return escape{}
+		}
+		return escape{r: r, n: 6}
+	case 'x':
+		if i+3 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) {
+			return escape{r: rune(unhex(s[i+2])<<4 | unhex(s[i+3])), one: true, n: 4}
+		}
+	}
+	return escape{}
 }
 
 // entityAt decodes an HTML character reference: &#DDD; &#xHH; or a named
 // one of the ASCII punctuation and space (HTML5 names), the ; optional for
 // numeric ones.
-func entityAt(s string, i int) (string, int) {
+func entityAt[T text](s T, i int) escape {
 	j := i + 1
 	if j < len(s) && s[j] == '#' {
 		j++
@@ -201,42 +231,49 @@ func entityAt(s string, i int) (string, int) {
 			digits++
 		}
 		if digits == 0 || n > utf8.MaxRune {
-			return "", 0
+			return escape{}
 		}
 		if j < len(s) && s[j] == ';' {
 			j++
 		}
-		return string(rune(n)), j - i
+		return escape{r: rune(n), n: j - i}
 	}
-	end := strings.IndexByte(s[j:min(len(s), j+10)], ';')
+	// A name is at most 16 letters (NonBreakingSpace) and its ;.
+	end := -1
+	for k := j; k < len(s) && k < j+17; k++ {
+		if s[k] == ';' {
+			end = k
+			break
+		}
+	}
 	if end < 0 {
-		return "", 0
+		return escape{}
 	}
-	if v, ok := entities[s[j:j+end]]; ok {
-		return v, end + 2
+	if r, ok := entities[string(s[j:end])]; ok {
+		return escape{r: r, n: end + 1 - i}
 	}
-	return "", 0
+	return escape{}
 }
 
-var entities = map[string]string{
-	"amp": "&", "AMP": "&", "lt": "<", "LT": "<", "gt": ">", "GT": ">", "quot": `"`, "QUOT": `"`, "apos": "'",
-	"sol": "/", "bsol": `\`, "colon": ":", "equals": "=", "plus": "+", "percnt": "%", "num": "#", "excl": "!",
-	"dollar": "$", "lpar": "(", "rpar": ")", "ast": "*", "midast": "*", "comma": ",", "period": ".", "semi": ";",
-	"quest": "?", "commat": "@", "lsqb": "[", "lbrack": "[", "rsqb": "]", "rbrack": "]", "lowbar": "_", "UnderBar": "_",
-	"grave": "`", "lcub": "{", "lbrace": "{", "rcub": "}", "rbrace": "}", "verbar": "|", "vert": "|", "VerticalLine": "|",
-	"tilde": "~", "Hat": "^", "Tab": "\t", "NewLine": "\n", "nbsp": "\u00a0", "NonBreakingSpace": "\u00a0",
+var entities = map[string]rune{
+	"amp": '&', "AMP": '&', "lt": '<', "LT": '<', "gt": '>', "GT": '>', "quot": '"', "QUOT": '"', "apos": '\'',
+	"sol": '/', "bsol": '\\', "colon": ':', "equals": '=', "plus": '+', "percnt": '%', "num": '#', "excl": '!',
+	"dollar": '$', "lpar": '(', "rpar": ')', "ast": '*', "midast": '*', "comma": ',', "period": '.', "semi": ';',
+	"quest": '?', "commat": '@', "lsqb": '[', "lbrack": '[', "rsqb": ']', "rbrack": ']', "lowbar": '_', "UnderBar": '_',
+	"grave": '`', "lcub": '{', "lbrace": '{', "rcub": '}', "rbrace": '}', "verbar": '|', "vert": '|', "VerticalLine": '|',
+	"tilde": '~', "Hat": '^', "Tab": '\t', "NewLine": '\n', "nbsp": '\u00a0', "NonBreakingSpace": '\u00a0',
 }
 
-func hex4(s string, i int) (rune, bool) {
+func hex4[T text](s T, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		if !isHex(c) {
+	for k := i; k < i+4; k++ {
+		if !isHex(s[k]) {
 			return 0, false
 		}
-		r = r<<4 | rune(unhex(c))
+		r = r<<4 | rune(unhex(s[k]))
 	}
 	return r, true
 }

@@ -145,7 +145,7 @@ func TestMCPServerSharedAcrossTenants(t *testing.T) {
 	a, b := mcpSession(t, r.http.URL, r.keyA), mcpSession(t, r.http.URL, r.keyB)
 	for range 3 {
 		ra, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "t.secret", Arguments: map[string]any{}})
-		if err != nil || ra.IsError || !strings.Contains(ra.Content[0].(*mcp.TextContent).Text, "Bearer tok-a") {
+		if err != nil || ra.IsError || !strings.Contains(ra.Content[0].(*mcp.TextContent).Text, fingerprint("Bearer tok-a")) {
 			t.Fatalf("tenant A: %+v %v", ra, err)
 		}
 		rb, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "t.secret", Arguments: map[string]any{}})

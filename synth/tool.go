@@ -257,6 +257,17 @@ func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, star
 		}
 		out.JSON = fixed
 	}
+	if !secrets.Empty() {
+		// An upstream may echo what it was sent (a debugging endpoint, an
+		// error that quotes the request): the call's own credentials are
+		// masked in the output before anyone — REST, MCP, the history,
+		// the console, a kernel — gets it, as they are in errors.
+		masked, err := secrets.RedactOutput(out.JSON)
+		if err != nil {
+			return nil, t.wrap(HandlerError(ReasonResponseNotJSON, "%s", EchoedNames)).redacted(secrets)
+		}
+		out.JSON = masked
+	}
 	if !call.Options.SkipOutputValidation && t.output != nil {
 		// Checking against a schema that needs the whole value decodes it:
 		// several times the answer's bytes, drawn on the call's memory
@@ -371,6 +382,11 @@ func (t *Tool) wrap(err error) *Error {
 	}
 	return (&Error{Code: CodeHandlerError, Message: "its handler failed", Outside: err.Error(), Err: err}).finish(t.ID())
 }
+
+// EchoedNames is the message of an output whose member names echo the
+// call's credentials so that, masked, two names of one object read the
+// same: it cannot be handed out masked, nor whole.
+const EchoedNames = "the answer echoes the call's credentials in its member names, and masked they make two names of one object the same: it cannot be handed out"
 
 // notJSON is the response-not-json error of an output jsoncheck refused:
 // what is wrong in the service's words, where (the output's own names, or

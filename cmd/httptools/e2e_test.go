@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -181,7 +182,9 @@ func newWorld(t *testing.T) *e2eWorld {
 			rw.WriteHeader(401)
 			return
 		}
-		fmt.Fprintf(rw, `{"path":%q,"auth":%q}`, r.URL.Path, r.Header.Get("Authorization"))
+		// The credential comes back masked: authFP says which was sent.
+		sum := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		fmt.Fprintf(rw, `{"path":%q,"auth":%q,"authFP":"fp-%x"}`, r.URL.Path, r.Header.Get("Authorization"), sum[:6])
 	}))
 	t.Cleanup(w.up.Close)
 	w.tools = t.TempDir()
@@ -237,7 +240,7 @@ func TestServeSQLite(t *testing.T) {
 		{"GET", "/v1/tools/t.mail", "", 200, `"t.mail"`},
 		{"PUT", "/v1/secrets/production/TOKEN", `{"value":"tok-e2e"}`, 204, ""},
 		{"GET", "/v1/secrets", "", 200, `"name":"TOKEN"`},
-		{"POST", "/v1/tools/t.secret/invoke", `{}`, 200, `Bearer tok-e2e`},
+		{"POST", "/v1/tools/t.secret/invoke", `{}`, 200, fmt.Sprintf("fp-%x", fpOf("Bearer tok-e2e"))},
 		{"DELETE", "/v1/secrets/production/TOKEN", "", 204, ""},
 		{"POST", "/v1/tools/t.secret/invoke", `{}`, 409, "secret-unavailable"},
 		{"GET", "/v1/connections", "", 200, `"connections":[]`},
@@ -666,4 +669,10 @@ func TestMCPStdioKeepsItsHistory(t *testing.T) {
 			t.Errorf("the secret is kept: %s", c.Answer)
 		}
 	}
+}
+
+// fpOf is the digest start the test upstream says of an Authorization.
+func fpOf(s string) []byte {
+	sum := sha256.Sum256([]byte(s))
+	return sum[:6]
 }
