@@ -11,40 +11,24 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // TestApprovalsAreRecords: an unattended call of a tool that needs a
 // person's yes runs once, with exactly the input, person, run and tenant
 // its approval was made for, after a person allowed to decide approved it.
 // The attacks — approved: true asserted, a one-byte different input,
-// another person, another run, another tenant, a replay, a denied and an
-// expired approval, a person key deciding someone else's call, a service
-// key deciding at all — are refused with 0 upstream requests; 1 call
-// reaches the upstream per approval.
+// another person, another run, another tenant, a replay, a denied
+// approval, a person key deciding someone else's call, a service key
+// deciding at all — are refused with 0 upstream requests; 1 call reaches
+// the upstream per approval. (Expired ones: TestExpiredApprovalsAreRefused.)
 func TestApprovalsAreRecords(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = 400 * time.Millisecond })
-	upURL := r.srv.Tools().raw["t.echo"]
-	up := string(upURL)[strings.Index(string(upURL), `"urlTemplate":"`)+len(`"urlTemplate":"`):]
-	up = up[:strings.Index(up, "/items/")]
-	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "guarded.json"), []byte(`{"id":"t.guarded","description":"Needs a yes.","version":"1.0.0","mutating":true,
-		"needsApprovalWhenUnattended":true,"input":{"type":"object"},"output":{"type":"object"},
-		"spec":{"kind":"http","method":"POST","urlTemplate":"`+up+`/g"}}`), 0o644)
-	if err := r.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	r := newGuardedRig(t, 0)
 	ctx := context.Background()
 	service, _, _ := r.store.CreateAPIKey(ctx, "tenant-a", auth.RoleService, "")
 	u1, _, _ := r.store.CreateAPIKey(ctx, "tenant-a", auth.RolePerson, "u1")
 	u2, _, _ := r.store.CreateAPIKey(ctx, "tenant-a", auth.RolePerson, "u2")
-	call := func(key, input, context string) reply {
-		return r.do(t, key, "POST", "/v1/tools/t.guarded/invoke", `{"input":`+input+`,"context":`+context+`}`)
-	}
-	approvalOf := func(rp reply) string {
-		e, _ := rp.body["error"].(map[string]any)
-		d, _ := e["details"].(map[string]any)
-		id, _ := d["approval"].(string)
-		return id
-	}
+	call := func(key, input, context string) reply { return r.callGuarded(t, key, input, context) }
 	upstream := func() int64 { return r.upCalls.Load() }
 	start := upstream()
 
@@ -102,22 +86,11 @@ func TestApprovalsAreRecords(t *testing.T) {
 		t.Errorf("%d upstream requests for one approval", n)
 	}
 
-	// Denied, and expired.
+	// Denied.
 	denied := approvalOf(call(service, `{"a":3}`, `{"person":"u1","unattended":true}`))
 	r.do(t, r.keyA, "POST", "/v1/approvals/"+denied+"/deny", "")
 	if got := call(service, `{"a":3}`, `{"person":"u1","unattended":true,"approval":"`+denied+`"}`).raw; !strings.Contains(got, "it is denied") {
 		t.Errorf("a denied approval: %s", got)
-	}
-	late := approvalOf(call(service, `{"a":4}`, `{"person":"u1","unattended":true}`))
-	r.do(t, r.keyA, "POST", "/v1/approvals/"+late+"/approve", "")
-	time.Sleep(500 * time.Millisecond)
-	if got := call(service, `{"a":4}`, `{"person":"u1","unattended":true,"approval":"`+late+`"}`).raw; !strings.Contains(got, "expired") {
-		t.Errorf("an expired approval: %s", got)
-	}
-	stale := approvalOf(call(service, `{"a":5}`, `{"person":"u1","unattended":true}`))
-	time.Sleep(500 * time.Millisecond)
-	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+stale+"/approve", ""); rp.status != 409 {
-		t.Errorf("approving an expired request: %d", rp.status)
 	}
 	if n := upstream() - start; n != 1 {
 		t.Errorf("%d upstream requests after the attacks, want 1", n)
@@ -132,6 +105,110 @@ func TestApprovalsAreRecords(t *testing.T) {
 	if rp := call(allowed, `{"a":6}`, `{"unattended":true}`); rp.status != 200 {
 		t.Errorf("a tool the key may run unattended: %d %s", rp.status, rp.raw)
 	}
+}
+
+// guardedRig is a rig serving t.guarded, a tool that needs a person's yes
+// when no person started the run, with approvals that last ttl (0: the
+// default, an hour).
+type guardedRig struct{ *rig }
+
+func newGuardedRig(t *testing.T, ttl time.Duration) guardedRig {
+	r := newRig(t, func(c *Config) { c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = ttl })
+	upURL := r.srv.Tools().raw["t.echo"]
+	up := string(upURL)[strings.Index(string(upURL), `"urlTemplate":"`)+len(`"urlTemplate":"`):]
+	up = up[:strings.Index(up, "/items/")]
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "guarded.json"), []byte(`{"id":"t.guarded","description":"Needs a yes.","version":"1.0.0","mutating":true,
+		"needsApprovalWhenUnattended":true,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"POST","urlTemplate":"`+up+`/g"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	return guardedRig{r}
+}
+
+func (r guardedRig) callGuarded(t *testing.T, key, input, context string) reply {
+	t.Helper()
+	return r.do(t, key, "POST", "/v1/tools/t.guarded/invoke", `{"input":`+input+`,"context":`+context+`}`)
+}
+
+// approvalOf is the approval a refusal requested.
+func approvalOf(rp reply) string {
+	e, _ := rp.body["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	id, _ := d["approval"].(string)
+	return id
+}
+
+// expiresOf is when the approval a refusal requested expires.
+func expiresOf(t *testing.T, rp reply) time.Time {
+	t.Helper()
+	e, _ := rp.body["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	s, _ := d["expires"].(string)
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("no expiry in %s", rp.raw)
+	}
+	return at
+}
+
+// waitExpired waits until the wall clock is past at. Approvals read it
+// (the server and the store alike: there is no clock to inject), so a
+// test sees one expire by waiting for its expiry, not for a guess of it.
+func waitExpired(t *testing.T, at time.Time) {
+	t.Helper()
+	testkit.WaitFor(t, "the approval's expiry", func() bool { return time.Now().After(at) })
+}
+
+// approvalTTL is how long the approvals of the expiry tests last. An
+// approve that must land within it and did not (a loaded machine) is
+// asked again with a new request, not failed.
+const approvalTTL = time.Second
+
+// TestExpiredApprovalsAreRefused: an approval approved in its time and
+// used past it is refused ("it expired"), and a request approved past its
+// time is refused 409: 0 upstream requests. Each waits for the approval's
+// own expiry.
+func TestExpiredApprovalsAreRefused(t *testing.T) {
+	r := newGuardedRig(t, approvalTTL)
+	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
+	start := r.upCalls.Load()
+	late, lateExpires := approvedInTime(t, r, service, `{"a":4}`)
+	asked := r.callGuarded(t, service, `{"a":5}`, `{"person":"u1","unattended":true}`)
+	stale, staleExpires := approvalOf(asked), expiresOf(t, asked)
+	waitExpired(t, lateExpires)
+	if got := r.callGuarded(t, service, `{"a":4}`, `{"person":"u1","unattended":true,"approval":"`+late+`"}`).raw; !strings.Contains(got, "it expired") {
+		t.Errorf("an expired approval: %s", got)
+	}
+	waitExpired(t, staleExpires)
+	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+stale+"/approve", ""); rp.status != 409 {
+		t.Errorf("approving an expired request: %d", rp.status)
+	}
+	if n := r.upCalls.Load() - start; n != 0 {
+		t.Errorf("%d upstream requests for expired approvals, want 0", n)
+	}
+}
+
+// approvedInTime requests an approval of t.guarded for input and approves
+// it within its time, asking again while the approve comes after the
+// expiry (answered 409 once the clock is past it).
+func approvedInTime(t *testing.T, r guardedRig, service, input string) (string, time.Time) {
+	t.Helper()
+	for try := 1; try <= 20; try++ {
+		asked := r.callGuarded(t, service, input, `{"person":"u1","unattended":true}`)
+		id, exp := approvalOf(asked), expiresOf(t, asked)
+		rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+id+"/approve", "")
+		switch {
+		case rp.status == 204:
+			return id, exp
+		case rp.status == 409 && time.Now().After(exp):
+			t.Logf("try %d: the approve came after the approval's %v", try, approvalTTL)
+		default:
+			t.Fatalf("approving an approval in its time: %d %s", rp.status, rp.raw)
+		}
+	}
+	t.Fatalf("20 approvals expired before they could be approved within %v", approvalTTL)
+	return "", time.Time{}
 }
 
 // TestApprovalsInTheConsole: the person of a call sees its pending
@@ -170,11 +247,11 @@ func TestApprovalsListSaysExpired(t *testing.T) {
 	r := newRig(t, func(c *Config) {
 		c.UI = true
 		c.Approvals = c.Store.(ApprovalStore)
-		c.ApprovalTTL = 100 * time.Millisecond
+		c.ApprovalTTL = 100 * time.Millisecond // nothing here needs it unexpired: the test waits for its expiry
 	})
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
-	r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
-	time.Sleep(200 * time.Millisecond)
+	asked := r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
+	waitExpired(t, expiresOf(t, asked))
 	if got := r.do(t, r.keyA, "GET", "/v1/approvals", "").raw; !strings.Contains(got, `"state":"expired"`) {
 		t.Errorf("GET /v1/approvals: %s", got)
 	}
