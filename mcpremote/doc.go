@@ -31,6 +31,16 @@
 // again on the next call, and one that does not answer a ping after a
 // call timed out is killed.
 //
+// Each session lists the server's tools before its first call, and lists
+// them again on its next call after Handler.CheckDriftAgain (a reload).
+// What a model reads of the remote tool (title, description, input and
+// output schemas, annotations, _meta, icons) is pinned by the handler's
+// first listing; a call is sent only when the session's listing still
+// says the same, else it is refused (reason remote-drifted, naming the
+// members that changed, never their new text) and the drift logged. A
+// remote tool missing, or whose input schema is not the manifest's, is a
+// warning only.
+//
 // The result becomes the tool's output: structuredContent when the server
 // gives it; else the text of its text blocks, parsed when it is one JSON
 // value and a JSON string when not; else the content blocks as they are.

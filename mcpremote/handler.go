@@ -37,6 +37,11 @@ const (
 	ReasonRemoteUnreachable = "remote-unreachable"
 	// ReasonRemoteUnauthorized: the server answered 401 to the credential.
 	ReasonRemoteUnauthorized = "remote-unauthorized"
+	// ReasonRemoteDrifted: the server lists the remote tool otherwise than
+	// when the handler first listed it (its title, description, schemas,
+	// annotations, _meta or icons), no longer lists it, or lists it twice,
+	// differently; the call was not sent. The message names what changed, never the new text.
+	ReasonRemoteDrifted = "remote-drifted"
 )
 
 // The SDK's own codes for a message that never got an answer: the
@@ -51,8 +56,8 @@ const (
 // Version is what httptools tells the servers it calls.
 var implementation = &mcp.Implementation{Name: "httptools", Version: fetch.Version}
 
-// Handler calls one remote tool. It is immutable (but for whether its
-// drift check is done) and safe for concurrent use.
+// Handler calls one remote tool. It is immutable (but for its pin and
+// drift state) and safe for concurrent use.
 type Handler struct {
 	syn        *Synthesizer
 	ep         *synth.MCPEndpoint
@@ -68,9 +73,16 @@ type Handler struct {
 	restricted bool
 	maxBody    int64
 
-	// drifted is set once the handler's first call has started its drift
-	// check; CheckDriftAgain clears it.
-	drifted atomic.Bool
+	// pin is what a model reads of the remote tool (drift.go's view) as
+	// the handler first listed it; nil until then. It outlives reloads
+	// that keep the handler: a changed manifest is a new handler.
+	pin atomic.Pointer[view]
+	// since is the synthesizer's drift epoch of the last CheckDriftAgain:
+	// a session's listing older than it is listed again.
+	since atomic.Uint64
+	// logged is the drift notes last logged, so that every session
+	// listing the same drift logs it once.
+	logged atomic.Pointer[string]
 }
 
 var (
@@ -79,9 +91,13 @@ var (
 	_ synth.SecretUser = (*Handler)(nil)
 )
 
-// CheckDriftAgain makes the next call list the server's tools and compare
-// them with the manifest again, as its first call did (a reload).
-func (h *Handler) CheckDriftAgain() { h.drifted.Store(false) }
+// CheckDriftAgain makes the next call on each session list the server's
+// tools again and compare the remote tool with the manifest and the pin,
+// logging the notes anew (a reload). It keeps the pin.
+func (h *Handler) CheckDriftAgain() {
+	h.logged.Store(nil)
+	h.since.Store(h.syn.epoch.Add(1))
+}
 
 // RemoteTool is the name the tool is called by on its server.
 func (h *Handler) RemoteTool() string { return h.remote }
@@ -159,8 +175,22 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			return nil, h.openError(err, call)
 		}
-		if !h.drifted.Load() && !h.drifted.Swap(true) { // a load, not a write, on every later call
-			go h.checkDrift(s.cs)
+		if err := h.vet(ctx, s); err != nil {
+			s.done()
+			var le *listError
+			if errors.As(err, &le) {
+				if ctx.Err() != nil {
+					return nil, dl.Ended(err)
+				}
+				// Listing again after a reload failed (the server forgot the
+				// session, a token expired): a new session lists afresh.
+				h.syn.pool.drop(s)
+				if try < 3 {
+					continue
+				}
+				return nil, h.openError(err, call)
+			}
+			return nil, err
 		}
 		res, err := s.cs.CallTool(ctx, params)
 		s.done()
@@ -336,6 +366,18 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 		}
 		return err
 	}
+	// Every call is checked against its session's listing before it is
+	// sent (drift.go): the session is ready once its tools are listed.
+	l, err := list(sctx, cs, h.syn.epoch.Load())
+	if err != nil {
+		cs.Close()
+		stop()
+		if late.Load() {
+			return &lateError{err}
+		}
+		return &listError{err}
+	}
+	s.listing.Store(l)
 	s.cs = cs
 	s.lastUsed.Store(time.Now().UnixNano())
 	return nil
@@ -380,6 +422,11 @@ func (h *Handler) openError(err error, call *synth.Call) error {
 	var u *unauthorizedError
 	if errors.As(err, &u) {
 		return synth.HandlerError(ReasonRemoteUnauthorized, "the MCP server %s refused the tool's credential (401): %s", h.where(), h.credHint())
+	}
+	var le *listError
+	if errors.As(err, &le) {
+		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
+			Message: fmt.Sprintf("the MCP server %s did not list its tools, against which every call is checked first; nothing was sent", h.where()), Outside: describe(le.err, call)}
 	}
 	return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonRemoteUnreachable, Err: err,
 		Message: fmt.Sprintf("could not open a session with the MCP server %s", h.where()), Outside: describe(err, call)}

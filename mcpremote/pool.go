@@ -40,6 +40,9 @@ type session struct {
 	unauthorized atomic.Bool
 	// tooLarge is set when an answer was cut at the cap.
 	tooLarge atomic.Bool
+	// listing is the server's tools as last listed on the session (set
+	// before it is ready; a reload's next call lists them again).
+	listing  atomic.Pointer[listing]
 	lastUsed atomic.Int64 // unix nanoseconds
 	inflight atomic.Int32
 	dropped  atomic.Bool

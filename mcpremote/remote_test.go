@@ -36,6 +36,7 @@ type remote struct {
 	t        *testing.T
 	srv      *httptest.Server
 	handler  atomic.Pointer[http.Handler] // swapped to forget every session
+	live     atomic.Pointer[mcp.Server]   // the server behind handler: its tools may be changed
 	calls    atomic.Int64                 // tools/call requests that reached a tool
 	requests atomic.Int64                 // HTTP requests
 	sessions atomic.Int64                 // initialize requests
@@ -94,6 +95,7 @@ func startRemote(t *testing.T, transport string) *remote {
 				return next(ctx, method, req)
 			}
 		})
+		r.live.Store(s)
 		if transport == "sse" {
 			return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/httptools/httptools/fetch"
@@ -35,7 +36,8 @@ type Config struct {
 	// https.
 	PlainHTTP []string
 	// Logger takes the warnings of drift (a remote tool missing, or whose
-	// input schema differs from the manifest's) and of sessions and
+	// input schema differs from the manifest's; a remote tool that changed
+	// since first listed, whose calls are refused) and of sessions and
 	// processes; nil discards them.
 	Logger *slog.Logger
 	// IdleTimeout shuts a session (and stops a stdio process) unused this
@@ -49,6 +51,9 @@ type Config struct {
 type Synthesizer struct {
 	cfg  Config
 	pool *pool
+	// epoch counts the handlers' CheckDriftAgain: a listing knows the
+	// epoch it was asked at.
+	epoch atomic.Uint64
 }
 
 var _ synth.SpecSchemer = (*Synthesizer)(nil)
