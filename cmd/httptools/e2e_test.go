@@ -112,7 +112,7 @@ func startProc(t *testing.T, cmd *exec.Cmd, args []string) *proc {
 		cmd.Process.Kill()
 		<-p.done
 	})
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(testkit.WaitLimit)
 	for p.url == "" || (p.key == "" && !strings.Contains(strings.Join(args, " "), "postgres")) {
 		select {
 		case l, ok := <-lines:
@@ -319,7 +319,7 @@ func TestServeSQLite(t *testing.T) {
 			t.Errorf("exit: %v\n%s", err, p.stderr)
 		}
 		p.done <- nil
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit): // its --drain-delay (5 s), then the drain
 		t.Fatal("serve did not exit after SIGTERM")
 	}
 }
@@ -605,7 +605,7 @@ func TestMCPStdioListChanged(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGHUP)
 	select {
 	case <-changed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit):
 		t.Fatal("no notifications/tools/list_changed after SIGHUP")
 	}
 	tools, err := cs.ListTools(ctx, nil)

@@ -137,9 +137,9 @@ func TestServeFreesStalledConnections(t *testing.T) {
 		if _, err := io.WriteString(c, tc.send); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := readUntilClosed(c, 15*time.Second)
+		got, ok := readUntilClosed(c, testkit.WaitLimit)
 		if !ok {
-			t.Errorf("%s: still open after 15 s", name)
+			t.Errorf("%s: still open after %v", name, testkit.WaitLimit)
 			continue
 		}
 		closed++
@@ -150,17 +150,19 @@ func TestServeFreesStalledConnections(t *testing.T) {
 	t.Logf("%d of %d stalled connections closed by serve", closed, len(cases))
 }
 
-// TestKeylessStalledBodyIsAnsweredAtOnce: with the default 30 s body
-// timeout, a keyless POST whose body never comes gets its 401 and a closed
-// connection well before that timeout (before the fix net/http drained the
-// body first, and the 401 waited with it).
+// TestKeylessStalledBodyIsAnsweredAtOnce: with a body timeout of an hour,
+// a keyless POST whose body never comes gets its 401 and a closed
+// connection: 5 of 5 routes, within testkit.WaitLimit, so before that
+// timeout (before the fix net/http drained the body first, and the 401
+// waited with it).
 func TestKeylessStalledBodyIsAnsweredAtOnce(t *testing.T) {
 	w := newWorld(t)
-	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0")
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0",
+		"--body-timeout", "1h", "--idle-timeout", "1h")
 	for _, route := range []string{"POST /v1/tools/t.echo/invoke", "POST /v1/keys", "POST /mcp", "PUT /v1/secrets/production/X", "POST /nowhere"} {
 		c := rawConn(t, p)
 		io.WriteString(c, route+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
-		got, ok := readUntilClosed(c, 10*time.Second)
+		got, ok := readUntilClosed(c, testkit.WaitLimit)
 		if !ok || !strings.HasPrefix(got, "HTTP/1.1 401") && !strings.HasPrefix(got, "HTTP/1.1 404") {
 			t.Errorf("%s: closed %v, answer %.100q; want 401 (404 for no route) and closed", route, ok, got)
 		}
@@ -171,10 +173,12 @@ func TestKeylessStalledBodyIsAnsweredAtOnce(t *testing.T) {
 // and Transfer-Encoding (in several spellings), and an HTTP/1.0 request
 // with Transfer-Encoding, with a second request smuggled behind: serve
 // answers exactly one request on the connection and closes it (before the
-// fix it answered both and kept the connection).
+// fix it answered both and kept the connection). Its idle timeout is an
+// hour: a connection kept is still open when the test stops reading.
 func TestServeClosesSmuggledRequests(t *testing.T) {
 	w := newWorld(t)
-	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0")
+	p := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0",
+		"--idle-timeout", "1h")
 	smuggled := "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
 	front := map[string]string{
 		"CL then TE":       "POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
@@ -188,7 +192,7 @@ func TestServeClosesSmuggledRequests(t *testing.T) {
 	for name, f := range front {
 		c := rawConn(t, p)
 		io.WriteString(c, f+smuggled)
-		got, ok := readUntilClosed(c, 10*time.Second)
+		got, ok := readUntilClosed(c, testkit.WaitLimit)
 		n := strings.Count(got, "HTTP/1.1 ") + strings.Count(got, "HTTP/1.0 ")
 		if !ok || n != 1 {
 			t.Errorf("%s: %d answers, closed %v; want 1 answer and the connection closed:\n%s", name, n, ok, got)
@@ -202,10 +206,13 @@ func TestServeClosesSmuggledRequests(t *testing.T) {
 // each: /healthz answers 5 of 5, an authenticated call still works, serve
 // holds no more connections than it allows, and its peak memory stays
 // under 200 MiB (before: /healthz answered 0 of 5, and the unfinished
-// headers took it from 43 to 618 MiB).
+// headers took it from 43 to 618 MiB). Header and body timeouts of an hour:
+// no stalled connection times out while the test runs, and a /healthz is
+// answered because serve makes room, not because time passed.
 func TestHealthzUnderStalledConnections(t *testing.T) {
 	w := newWorld(t)
-	p := startServeNoFile(t, 256, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
+	p := startServeNoFile(t, 256, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(t.TempDir(), "e2e.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8",
+		"--header-timeout", "1h", "--body-timeout", "1h")
 	addr := strings.TrimPrefix(p.url, "http://")
 	var held []net.Conn
 	t.Cleanup(func() {
@@ -234,7 +241,7 @@ func TestHealthzUnderStalledConnections(t *testing.T) {
 	}
 	t.Logf("%d connections opened and stalled", len(held))
 	ok := 0
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	client := &http.Client{Timeout: testkit.WaitLimit, Transport: &http.Transport{DisableKeepAlives: true}}
 	for range 5 {
 		resp, err := client.Get(p.url + "/healthz")
 		if err == nil {
@@ -521,7 +528,7 @@ func TestServeWaitsForItsStore(t *testing.T) {
 	t.Logf("%d of 20 connections held", len(held))
 	w := newWorld(t)
 	addr := freeAddr(t)
-	cmd := exec.Command(binary(t), "serve", "--tools", w.tools, "--db", pg.dsn(), "--addr", addr, "--db-wait", "60s")
+	cmd := exec.Command(binary(t), "serve", "--tools", w.tools, "--db", pg.dsn(), "--addr", addr, "--db-wait", "10m")
 	cmd.Env = append(os.Environ(), append(e2eEnv, "HTTPTOOLS_MASTER_KEY="+base64.StdEncoding.EncodeToString(make([]byte, 32)))...)
 	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
@@ -539,18 +546,28 @@ func TestServeWaitsForItsStore(t *testing.T) {
 		c.Close()
 	}
 	db.Close()
-	sc := bufio.NewScanner(out)
-	up := false
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "REST ") {
-			up = true
-			break
+	banner := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "REST ") {
+				banner <- true
+				io.Copy(io.Discard, out)
+				return
+			}
 		}
-	}
-	if !up {
+		banner <- false
+	}()
+	// --db-wait is 10 minutes, longer than the test waits: serve does not
+	// give up first.
+	select {
+	case up := <-banner:
+		if !up {
+			t.Fatalf("serve did not come up: %s", stderr.String())
+		}
+	case <-time.After(testkit.WaitLimit):
 		t.Fatalf("serve did not come up: %s", stderr.String())
 	}
-	go io.Copy(io.Discard, out)
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("readyz: %v %v", resp, err)
@@ -583,9 +600,10 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 
 // TestServeDropsAStalledReader: a client that asks for a 9 MiB answer and
 // then reads nothing (a 4 KiB receive buffer) loses its connection after
-// serve's --write-stall (1 s here): reading 3 s later it gets a cut answer,
-// fewer bytes than the answer's, where before serve would have waited for
-// it for ever, holding the call, its connection and its bytes.
+// serve's --write-stall (1 s here): once serve has logged the call's
+// request record (its handler gave up writing), the client reads a cut
+// answer, fewer bytes than the answer's, where before serve would have
+// waited for it for ever, holding the call, its connection and its bytes.
 func TestServeDropsAStalledReader(t *testing.T) {
 	w := newWorld(t)
 	big := `{"s":"` + strings.Repeat("x", 9<<20) + `"}`
@@ -604,8 +622,12 @@ func TestServeDropsAStalledReader(t *testing.T) {
 	defer c.Close()
 	body := `{"input":{}}`
 	fmt.Fprintf(c, "POST /v1/tools/t.big/invoke HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", p.key, len(body), body)
-	time.Sleep(3 * time.Second) // the client reads nothing: the stall under test
-	got, closed := readUntilClosed(c, 20*time.Second)
+	// The client reads nothing (the stall under test) until serve's
+	// handler has given up: its access record is written when it returns.
+	testkit.WaitFor(t, "the call's access record", func() bool {
+		return strings.Contains(p.stderr.String(), `route="POST /v1/tools/{id}/invoke"`)
+	})
+	got, closed := readUntilClosed(c, testkit.WaitLimit)
 	if !closed || len(got) >= len(big) {
 		t.Errorf("read %d bytes of a %d-byte answer, closed %v; want the connection cut", len(got), len(big), closed)
 	}

@@ -116,7 +116,7 @@ func TestNodeInterop(t *testing.T) {
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
 	matrix := policyMatrix(t, p, w.tools, state, policyFile)
-	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=60000", "mcp.test.js")
+	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js")
 	cmd.Dir = "../../interop"
 	cmd.Env = append(os.Environ(),
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,

@@ -9,7 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/httptools/httptools/internal/testkit"
 )
 
 // The CLI as a newcomer meets it (issue 14): help, errors that name the
@@ -211,12 +212,8 @@ func TestAccessLog(t *testing.T) {
 	if fmt.Sprint(codes) != "[401 401 404 400 200 200 200 200]" {
 		t.Errorf("statuses %v", codes)
 	}
-	var log string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if log = p.stderr.String(); strings.Count(log, "msg=request") >= 8 {
-			break
-		}
-	}
+	testkit.WaitFor(t, "8 access records", func() bool { return strings.Count(p.stderr.String(), "msg=request") >= 8 })
+	log := p.stderr.String()
 	for _, want := range []string{
 		`method=GET route="GET /v1/tools" status=401 `,
 		`code=unauthorized`,

@@ -122,7 +122,7 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 	env := append([]string{"HTTPTOOLS_MASTER_KEY=" + base64.StdEncoding.EncodeToString(make([]byte, 32))}, e2eEnv...)
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	args := func(addr string) []string {
-		return []string{"--tools", w.tools, "--db", dsn, "--addr", addr, "--allow-cidr", "127.0.0.0/8", "--drain-delay", "3s", "--no-access-log"}
+		return []string{"--tools", w.tools, "--db", dsn, "--addr", addr, "--allow-cidr", "127.0.0.0/8", "--no-access-log"}
 	}
 	procs := make([]*proc, len(addrs))
 	for i, a := range addrs {
@@ -142,7 +142,7 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 	var firstFailure atomic.Value
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: testkit.WaitLimit}
 	for range 6 {
 		wg.Go(func() {
 			for {
@@ -181,7 +181,7 @@ func TestRollingRestartBehindNginx(t *testing.T) {
 		select {
 		case err := <-p.done:
 			p.done <- err // for startServe's cleanup
-		case <-time.After(60 * time.Second):
+		case <-time.After(testkit.WaitLimit):
 			t.Fatalf("replica %d did not stop", i)
 		}
 		waitCalls(20) // the others carry the load meanwhile

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -141,16 +141,10 @@ func TestServeExportsTraces(t *testing.T) {
 
 	for _, tr := range []string{restTrace, fastTrace, sdkTrace} {
 		var invoke, attempt *tracepb.Span
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if invoke, attempt = col.find(tr, "execute_tool t.trace"), col.find(tr, "GET"); invoke != nil && attempt != nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if invoke == nil || attempt == nil {
-			t.Fatalf("trace %s: invoke span %v, attempt span %v; the collector has %d spans", tr, invoke != nil, attempt != nil, len(col.spans))
-		}
+		testkit.WaitFor(t, "trace "+tr+"'s invoke and attempt spans", func() bool {
+			invoke, attempt = col.find(tr, "execute_tool t.trace"), col.find(tr, "GET")
+			return invoke != nil && attempt != nil
+		})
 		if got := fmt.Sprintf("%x", invoke.ParentSpanId); got != parent {
 			t.Errorf("trace %s: the invoke span's parent is %s, want the caller's %s", tr, got, parent)
 		}
