@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,7 +69,9 @@ func newEnv(t *testing.T) *env {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		fmt.Fprintf(w, `{"sent_with":%q}`, tok)
+		// Reversed: an echo of the credential itself is masked in the
+		// output (issue 39), and the tests need to know which was sent.
+		fmt.Fprintf(w, `{"sent_with_reversed":%q}`, reverse(tok))
 	}))
 	t.Cleanup(e.api.Close)
 	apps, err := ParseApps([]byte(fmt.Sprintf(`{"apps":{"google":{"authURL":%q,"tokenURL":%q,"clientID":"client-1","clientSecretEnv":"GOOGLE_SECRET","authStyle":"params",
@@ -134,10 +137,17 @@ func call(tool *synth.Tool, m *Manager, tenant, person string) (string, error) {
 		return "", err
 	}
 	var out struct {
-		SentWith string `json:"sent_with"`
+		SentWith string `json:"sent_with_reversed"`
 	}
 	json.Unmarshal(res.Output, &out)
-	return out.SentWith, nil
+	return reverse(out.SentWith), nil
+}
+
+// reverse is s backwards (tokens are ASCII).
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
 }
 
 func reason(err error) string {
