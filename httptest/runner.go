@@ -33,6 +33,9 @@ func (r Result) Passed() bool { return len(r.Failures) == 0 }
 // Report is the outcome of a run.
 type Report struct {
 	Results []Result
+	// Tools holds each manifest that loaded, by file: what a manifest's
+	// warnings are said of (httptools test prints them as validate does).
+	Tools map[string]*synth.Tool
 }
 
 // Counts returns how many cases passed and failed.
@@ -100,14 +103,16 @@ func Run(dir string) (*Report, error) {
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(up.Client()))
 	loader := &synth.Loader{Registry: reg}
-	rep := &Report{}
+	rep := &Report{Tools: map[string]*synth.Tool{}}
 	for _, f := range files {
-		rep.Results = append(rep.Results, runFile(f, loader, up)...)
+		rep.Results = append(rep.Results, runFile(f, loader, up, rep.Tools)...)
 	}
 	return rep, nil
 }
 
-func runFile(casesFile string, loader *synth.Loader, up *Upstream) []Result {
+// runFile runs the cases of casesFile against the manifest beside it,
+// which it adds to loaded once it loads.
+func runFile(casesFile string, loader *synth.Loader, up *Upstream, loaded map[string]*synth.Tool) []Result {
 	manifest := strings.TrimSuffix(casesFile, ".cases.json") + ".json"
 	fail := func(msg string) []Result { return []Result{{File: casesFile, Case: "(file)", Failures: []string{msg}}} }
 	src, err := os.ReadFile(manifest)
@@ -118,6 +123,7 @@ func runFile(casesFile string, loader *synth.Loader, up *Upstream) []Result {
 	if err != nil {
 		return fail(fmt.Sprintf("%s does not load: %v", manifest, err))
 	}
+	loaded[manifest] = tool
 	cases, err := LoadCases(casesFile)
 	if err != nil {
 		return fail(err.Error())

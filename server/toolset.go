@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +76,19 @@ func (ts *Toolset) unchanged(f string, src []byte) (*synth.Tool, bool) {
 
 // IDs lists the tool ids, sorted.
 func (ts *Toolset) IDs() []string { return ts.ids }
+
+// Manifests yields each manifest file of the set, sorted, with the tool it
+// holds: what a command says of a manifest (its warnings) names its file.
+// A tool kept by a reload (its file unchanged) is the same *synth.Tool.
+func (ts *Toolset) Manifests() iter.Seq2[string, *synth.Tool] {
+	return func(yield func(string, *synth.Tool) bool) {
+		for _, f := range slices.Sorted(maps.Keys(ts.files)) {
+			if !yield(f, ts.files[f]) {
+				return
+			}
+		}
+	}
+}
 
 // LoadError lists every problem of a folder, one "file: field.path: message"
 // line each.

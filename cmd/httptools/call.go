@@ -84,6 +84,7 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 	if err != nil {
 		return printError(stderr, err)
 	}
+	printNotices(stderr, map[string]*synth.Tool{pos[0]: tool}) // as validate says them
 	tc := synth.CallContext{
 		Tenant:  "local",
 		Person:  *person,

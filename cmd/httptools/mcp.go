@@ -92,10 +92,12 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 				return
 			case <-hup:
 			}
+			prev := srv.Tools()
 			if err := srv.Reload(); err != nil {
 				log.Error("reload failed; the previous tools stay", "error", err.Error())
 				continue
 			}
+			logNotices(log, srv.Tools(), prev)
 			srv.SyncMCP(ms, "local", who)
 			log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 		}

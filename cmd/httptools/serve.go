@@ -148,9 +148,11 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			fmt.Fprintln(stderr, "httptools serve:", err)
 			return 1
 		case <-hangup.C: // caught since the program started (internal/hangup): one during start-up reloads now
+			prev := srv.Tools()
 			if err := srv.Reload(); err != nil {
 				log.Error("reload failed; the previous tools stay", "error", err.Error())
 			} else {
+				logNotices(log, srv.Tools(), prev)
 				log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 			}
 			logs.Flush()

@@ -237,6 +237,7 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 	if len(p.tools.IDs()) == 0 {
 		return nil, fmt.Errorf("--tools %s: no manifest (*.json) below it; write one (see docs/authoring.md) or name another folder", f.tools)
 	}
+	logNotices(log, p.tools, nil) // what validate says of them
 	return p, nil
 }
 

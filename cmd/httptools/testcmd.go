@@ -30,6 +30,7 @@ loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; 
 			fmt.Fprintln(stderr, "httptools test:", err)
 			return 2 // nothing to run is not a pass
 		}
+		printNotices(stderr, rep.Tools) // as validate says them
 		for _, r := range rep.Results {
 			if r.Passed() {
 				passed++

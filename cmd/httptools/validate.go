@@ -14,7 +14,6 @@ import (
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"  // the "http" kind
 	"github.com/httptools/httptools/mcpremote" // the "mcp" kind
-	"github.com/httptools/httptools/server"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -57,8 +56,13 @@ from $HTTPTOOLS_SECRET_<ENV>_<NAME>.`)
 			nerr++
 			continue
 		}
-		if tool != nil && server.NewMCPTool(tool).Wrapped {
-			fmt.Fprintf(stdout, "%s: note: output: is not an object schema, which MCP requires: MCP clients see the output as {\"result\": <output>} with the schema under properties.result; REST returns it as is\n", f)
+		if tool != nil {
+			for _, n := range noticesOf(tool) { // what serve, mcp, call and test say of it too
+				fmt.Fprintf(stdout, "%s: %s\n", f, n)
+				if n.warning {
+					nwarn++
+				}
+			}
 		}
 		if remotes != nil && tool != nil {
 			ps = append(ps, remotes.check(f)...)
@@ -126,8 +130,8 @@ func (rc *remoteCheck) check(file string) []synth.Problem {
 	return ps
 }
 
-// checkFile loads one manifest and returns its problems, errors first, and
-// the tool when it loads.
+// checkFile loads one manifest and returns the tool when it loads (what is
+// said of it: noticesOf), else its problems, errors first.
 func checkFile(path string) ([]synth.Problem, *synth.Tool, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -135,7 +139,7 @@ func checkFile(path string) ([]synth.Problem, *synth.Tool, error) {
 	}
 	t, err := synth.Load(src)
 	if err == nil {
-		return t.Warnings(), t, nil
+		return nil, t, nil
 	}
 	var e *synth.Error
 	if errors.As(err, &e) {
