@@ -424,7 +424,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if st, _ := a.do(t, key, "PUT", "/v1/secrets/production/TOKEN", `{"value":"tok-shared"}`); st != 204 {
 		t.Fatalf("put on A: %d", st)
 	}
-	if st, body := b.do(t, key, "POST", "/v1/tools/t.secret/invoke", `{}`); st != 200 || !strings.Contains(body, "Bearer tok-shared") {
+	if st, body := b.do(t, key, "POST", "/v1/tools/t.secret/invoke", `{}`); st != 200 || !strings.Contains(body, fmt.Sprintf("fp-%x", fpOf("Bearer tok-shared"))) {
 		t.Errorf("B uses A's secret: %d %s", st, body)
 	}
 	_, body := a.do(t, key, "POST", "/v1/connections/google/authorize", `{"as":"company"}`)
