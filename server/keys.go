@@ -24,13 +24,31 @@ type keyEntry struct {
 	expires time.Time
 }
 
-// keyOf returns what an API key is, from memory when it was checked within
-// keyCacheTTL.
+// keyOf returns what an API key is: from memory when it was checked within
+// keyCacheTTL; else from the store, within ctx. A key checked before whose
+// check is due again is stale while refreshing (reread.go): the store's
+// answer when it comes in time (a revoked key is refused at once), else,
+// the store being slow, down or cut off, the key as last checked, which a
+// call then need not wait on the store for.
 func (s *Server) keyOf(ctx context.Context, key string) (*auth.APIKey, error) {
-	if k, ok := s.cachedKey(key); ok {
-		return k, nil
+	e, ok := s.keys.Load(key)
+	if !ok {
+		return s.storedKey(ctx, key)
 	}
-	return s.storedKey(ctx, key)
+	last := e.(keyEntry)
+	if time.Now().Before(last.expires) {
+		return last.key, nil
+	}
+	k, err, finished := s.keyReads.get(ctx, key, func(ctx context.Context) (*auth.APIKey, error) {
+		return s.storedKey(ctx, key)
+	})
+	switch {
+	case finished && err == nil:
+		return k, nil
+	case finished && errors.Is(err, connections.ErrNotFound):
+		return nil, err // revoked
+	}
+	return last.key, nil
 }
 
 // cachedKey returns a key this replica checked in the store within
@@ -43,8 +61,11 @@ func (s *Server) cachedKey(key string) (*auth.APIKey, bool) {
 }
 
 // storedKey asks the store what key is, and caches the answer (a revoked
-// key leaves the cache).
+// key leaves the cache). An answer read before a revocation on this
+// replica (keyGen moved meanwhile) is not cached: it may be the revoked
+// key's.
 func (s *Server) storedKey(ctx context.Context, key string) (*auth.APIKey, error) {
+	gen := s.keyGen.Load()
 	k, err := s.cfg.Keys.KeyOf(ctx, key)
 	if errors.Is(err, connections.ErrNotFound) {
 		s.keys.Delete(key)
@@ -52,7 +73,9 @@ func (s *Server) storedKey(ctx context.Context, key string) (*auth.APIKey, error
 	if err != nil {
 		return nil, err
 	}
-	s.keys.Store(key, keyEntry{k, time.Now().Add(keyCacheTTL)})
+	if s.keyGen.Load() == gen {
+		s.keys.Store(key, keyEntry{k, time.Now().Add(keyCacheTTL)})
+	}
 	return k, nil
 }
 
@@ -140,7 +163,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, fresh bool
 			return nil
 		}
 	} else if !verified || fresh {
-		if k, err = s.storedKey(r.Context(), key); err != nil {
+		if k, err = s.checkStored(r, key, fresh); err != nil {
 			if errors.Is(err, connections.ErrNotFound) {
 				s.failedAuth(r)
 				s.challenge(w, "invalid_token", "unknown or revoked API key")
@@ -156,6 +179,19 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, fresh bool
 		return nil
 	}
 	return k
+}
+
+// checkStored checks a key the cache does not vouch for: on a sensitive
+// route always against the store; on any other as keyOf does, stale while
+// refreshing, and within the deadline of the call the request makes
+// (beforeCall).
+func (s *Server) checkStored(r *http.Request, key string, fresh bool) (*auth.APIKey, error) {
+	if fresh {
+		return s.storedKey(r.Context(), key)
+	}
+	ctx, cancel := s.beforeCall(r.Context())
+	defer cancel()
+	return s.keyOf(ctx, key)
 }
 
 func forbidden(w http.ResponseWriter, msg string) {
@@ -272,7 +308,9 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.cfg.Keys.RevokeAPIKey(r.Context(), tenantOf(r.Context()), r.PathValue("id"))
 	if err == nil {
-		// Forget it here at once; other replicas within keyCacheTTL.
+		// Forget it here at once (and any read of it in flight);
+		// other replicas within keyCacheTTL.
+		s.keyGen.Add(1)
 		s.keys.Range(func(k, v any) bool {
 			if v.(keyEntry).key.ID == r.PathValue("id") {
 				s.keys.Delete(k)

@@ -57,6 +57,17 @@ func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 				}
 				callTenant, person = mcpCaller(ctx, h)
 			}
+			if method == "tools/call" {
+				// The gate's policy reads are the call's: within its
+				// deadline, counted from the request's arrival.
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+					if tool, ok := s.Tools().Tool(p.Name); ok {
+						var cancel context.CancelFunc
+						ctx, cancel = callDeadline(ctx, arrivedAt(ctx), tool)
+						defer cancel()
+					}
+				}
+			}
 			g, err := s.gateFor(ctx, callTenant, key, person)
 			switch {
 			case err != nil && method == "tools/call":
@@ -249,6 +260,10 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
+	// Everything of the call, its store look-ups included, ends with its
+	// deadline, counted from the request's arrival (deadline.go).
+	ctx, cancel := callDeadline(ctx, arrivedAt(ctx), tool)
+	defer cancel()
 	// The key's person rules were applied where the request came in
 	// (mcpCaller, the X-Person-Id check): person is already the call's.
 	res, err := s.call(ctx, &toolCall{caller: keyOf(ctx), tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,

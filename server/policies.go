@@ -45,6 +45,9 @@ const DefaultPolicyTTL = 2 * time.Second
 type policyCache struct {
 	mu sync.Mutex
 	m  map[string]policyEntry
+	// gen moves when this replica changes a policy: a read begun before
+	// is not cached, as it may be the old document.
+	gen uint64
 }
 
 type policyEntry struct {
@@ -53,29 +56,49 @@ type policyEntry struct {
 }
 
 // policyOf returns tenant's policy (nil for none), read again once it is
-// older than the TTL. A store that fails keeps the last one read in use;
-// with none read yet, the error is the caller's (store-unavailable).
+// older than the TTL, within ctx. A policy due to be read again is stale
+// while refreshing (reread.go): the store's answer when it comes in time,
+// else — and when the store fails — the last one read. With none read
+// yet, a store that fails is the caller's error (store-unavailable).
 func (s *Server) policyOf(ctx context.Context, tenant string) (*policy.Policy, error) {
 	if s.cfg.Policies == nil {
 		return nil, nil
 	}
-	ttl := s.policyTTL()
 	c := &s.policies
 	c.mu.Lock()
 	e, ok := c.m[tenant]
 	c.mu.Unlock()
-	if ok && time.Since(e.at) < ttl {
+	switch {
+	case ok && time.Since(e.at) < s.policyTTL():
 		return e.p, nil
+	case !ok:
+		p, err := s.readPolicy(ctx, tenant)
+		if err != nil {
+			return nil, s.storeRefusal("reading the tool policy", err)
+		}
+		return p, nil
 	}
+	p, err, finished := s.policyReads.get(ctx, tenant, func(ctx context.Context) (*policy.Policy, error) {
+		return s.readPolicy(ctx, tenant)
+	})
+	if !finished || err != nil {
+		return e.p, nil // the store is slow or down: the last policy read holds
+	}
+	return p, nil
+}
+
+// readPolicy reads tenant's policy from the store and caches it.
+func (s *Server) readPolicy(ctx context.Context, tenant string) (*policy.Policy, error) {
+	c := &s.policies
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
 	doc, err := s.cfg.Policies.Policy(ctx, tenant)
 	var p *policy.Policy
 	switch {
 	case errors.Is(err, connections.ErrNotFound):
 	case err != nil:
-		if ok {
-			return e.p, nil // the store is down: the last policy read holds
-		}
-		return nil, s.storeRefusal("reading the tool policy", err)
+		return nil, err
 	default:
 		if p, err = policy.Parse(doc); err != nil {
 			// Stored only after it was checked; a document that no
@@ -88,7 +111,9 @@ func (s *Server) policyOf(ctx context.Context, tenant string) (*policy.Policy, e
 	if c.m == nil {
 		c.m = map[string]policyEntry{}
 	}
-	c.m[tenant] = policyEntry{p: p, at: time.Now()}
+	if c.gen == gen {
+		c.m[tenant] = policyEntry{p: p, at: time.Now()}
+	}
 	c.mu.Unlock()
 	return p, nil
 }
@@ -97,6 +122,7 @@ func (s *Server) policyOf(ctx context.Context, tenant string) (*policy.Policy, e
 // change at once.
 func (c *policyCache) forget(tenant string) {
 	c.mu.Lock()
+	c.gen++
 	delete(c.m, tenant)
 	c.mu.Unlock()
 }

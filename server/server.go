@@ -22,6 +22,7 @@ import (
 	"github.com/httptools/httptools/history"
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/mcpremote"
+	"github.com/httptools/httptools/policy"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -116,6 +117,8 @@ type Server struct {
 	tools    atomic.Pointer[Toolset]
 	inflight sync.WaitGroup
 	keys     sync.Map // API key → keyEntry: a store read per key per minute, not per request
+	keyReads rereads[*auth.APIKey]
+	keyGen   atomic.Uint64 // moves when a key is revoked here (storedKey)
 
 	routeLogs preformat.Handlers[routeKey] // handlers with a route's access attributes formatted
 
@@ -133,6 +136,8 @@ type Server struct {
 	fastCalls     atomic.Int64   // tools/call and tools/list answered by the fast path
 	lists         listCache      // tools/list pages, encoded once per tool set and view
 	policies      policyCache
+	policyReads   rereads[*policy.Policy]
+	shortest      atomic.Pointer[shortest] // the shortest timeoutMs of a tool set (beforeCall)
 }
 
 // New loads the tools and returns a server; a folder with any invalid
@@ -231,8 +236,10 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
-	mux.Handle("POST /v1/tools/{id}/invoke", s.authed(s.invokeRoute))
-	mux.Handle("POST /v1/tools/{id}/dry-run", s.authed(s.dryRunRoute))
+	// A call's deadline starts at the door, before its key is checked
+	// (deadline.go).
+	mux.Handle("POST /v1/tools/{id}/invoke", s.callDoor(s.authed(s.invokeRoute)))
+	mux.Handle("POST /v1/tools/{id}/dry-run", s.callDoor(s.authed(s.dryRunRoute)))
 	mux.Handle("GET /v1/secrets", s.authed(s.listSecrets, admin))
 	mux.Handle("PUT /v1/secrets/{envName}/{name}", s.sensitive(s.putSecret, admin))
 	mux.Handle("DELETE /v1/secrets/{envName}/{name}", s.sensitive(s.deleteSecret, admin))
@@ -299,17 +306,20 @@ func (s *Server) Handler() http.Handler {
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}
-	mux.Handle("/mcp", s.authed(serveMCP))
+	mux.Handle("/mcp", s.mcpDoor(s.authed(serveMCP)))
 	// A toolset's own endpoint: the same MCP, showing and running only
 	// the toolset's tools (an unknown toolset is 404).
-	mux.Handle("/mcp/{toolset}", s.authed(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/mcp/{toolset}", s.mcpDoor(s.authed(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(withToolset(r.Context(), r.PathValue("toolset")))
-		if _, err := s.gateFor(r.Context(), tenantOf(r.Context()), identity(r.Context()), ""); err != nil {
+		ctx, cancel := s.beforeCall(r.Context())
+		_, err := s.gateFor(ctx, tenantOf(ctx), identity(ctx), "")
+		cancel()
+		if err != nil {
 			writeFailure(w, err)
 			return
 		}
 		serveMCP(w, r)
-	}))
+	})))
 	if s.cfg.UI {
 		ui := s.uiHandler()
 		mux.Handle("/ui", ui)

@@ -48,7 +48,7 @@ func (s *Server) uiHandler() http.Handler {
 	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/", http.FileServerFS(static)))
 	mux.Handle("GET /ui/{$}", s.uiAuthed(s.uiCatalogue))
 	mux.Handle("GET /ui/tools/{id}", s.uiAuthed(s.uiTool))
-	mux.Handle("POST /ui/tools/{id}", s.uiAuthed(s.uiToolRun))
+	mux.Handle("POST /ui/tools/{id}", s.callDoor(s.uiAuthed(s.uiToolRun))) // its session read too, within the call's deadline
 	mux.Handle("GET /ui/connections", s.uiAuthed(s.uiConnections))
 	mux.Handle("POST /ui/connections/connect", s.uiAuthed(s.uiConnect))
 	mux.Handle("POST /ui/connections/{id}/revoke", s.uiAuthed(s.uiRevoke))
