@@ -1,6 +1,7 @@
 package fetch_test
 
 import (
+	"bytes"
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // Upstreams that make net/http's Transport send a request again on its
@@ -33,6 +35,12 @@ const (
 	// h2GoAway answers every stream with GOAWAY (last stream 0): nothing
 	// on the connection was processed.
 	h2GoAway
+	// h2GoAwayOnce answers the first connection's stream with GOAWAY
+	// (last stream 0: not processed) and the streams after it with 200.
+	h2GoAwayOnce
+	// h2RefuseOnce refuses the first stream (REFUSED_STREAM) and answers
+	// the streams after it with 200.
+	h2RefuseOnce
 )
 
 // h2Upstream is a TLS server on 127.0.0.1 that speaks HTTP/2 frame by
@@ -119,8 +127,17 @@ func (u *h2Upstream) serve(c net.Conn, mode h2Mode) {
 				fr.WritePing(true, f.Data)
 			}
 		case *http2.HeadersFrame:
-			u.streams.Add(1)
-			if mode == h2GoAway {
+			n := u.streams.Add(1)
+			if n > 1 && (mode == h2GoAwayOnce || mode == h2RefuseOnce) {
+				var hb bytes.Buffer
+				enc := hpack.NewEncoder(&hb)
+				enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				enc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/json"})
+				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true})
+				fr.WriteData(f.StreamID, true, []byte(`{}`))
+				continue
+			}
+			if mode == h2GoAway || mode == h2GoAwayOnce {
 				fr.WriteGoAway(0, http2.ErrCodeNo, nil)
 				continue
 			}

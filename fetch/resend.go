@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"net/http/httptrace"
@@ -33,6 +34,10 @@ import (
 //     an HTTP/2 stream the call may not send is stopped there by ending
 //     the call's context, which HTTP/2 checks before writing the stream's
 //     headers (a select with a default, so never a race).
+//
+// A request that is not repeatable goes again only on HTTP/2, where the
+// Transport resends only what the upstream said it did not process
+// (docs/design.md, "Every send counts").
 //
 // The call is found from the request's context (callKey): net/http gives
 // the proxy function and the dialer nothing else.
@@ -99,6 +104,9 @@ func (cl *call) resent(err error) error {
 func (cl *call) gotConnection(info httptrace.GotConnInfo) {
 	cl.gotConn = true
 	cl.remote = info.Conn.RemoteAddr()
+	if tc, ok := info.Conn.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol == "h2" {
+		cl.rs.http2()
+	}
 	if cl.rs.stream() != nil {
 		cl.cancel()
 	}
@@ -133,6 +141,11 @@ type resends struct {
 	dials, streams int
 	units          int  // attempts the request has taken: max(1, dials, streams)
 	wrote          bool // a stream's headers were written: the upstream may have the request
+	// h2: the request went out on HTTP/2, where the Transport sends a
+	// request again only when the upstream said it did not process it (a
+	// REFUSED_STREAM, a GOAWAY below its stream; RFC 9113 §8.7), so a
+	// request that is not repeatable may go again too, as an attempt.
+	h2 bool
 	stop           *ResendError
 }
 
@@ -150,7 +163,7 @@ func (r *resends) begin() {
 // hop starts a request of the call: an attempt, or a redirect hop.
 func (r *resends) hop() {
 	r.mu.Lock()
-	r.dials, r.streams, r.units, r.wrote, r.stop = 0, 0, 1, false, nil
+	r.dials, r.streams, r.units, r.wrote, r.h2, r.stop = 0, 0, 1, false, false, nil
 	r.mu.Unlock()
 }
 
@@ -190,6 +203,13 @@ func (r *resends) stream() error {
 	return r.takeLocked(r.streams)
 }
 
+// http2 notes that the request goes out on HTTP/2.
+func (r *resends) http2() {
+	r.mu.Lock()
+	r.h2 = true
+	r.mu.Unlock()
+}
+
 func (r *resends) wroteHeaders() {
 	r.mu.Lock()
 	r.wrote = true
@@ -206,7 +226,7 @@ func (r *resends) takeLocked(n int) error {
 	}
 	if r.stop == nil {
 		switch {
-		case r.wrote && !r.repeatable:
+		case r.wrote && !r.repeatable && !r.h2:
 			r.stop = &ResendError{Attempts: r.used, Unrepeatable: true}
 		case r.used >= r.max:
 			r.stop = &ResendError{Attempts: r.used}
