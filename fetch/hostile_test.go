@@ -1,8 +1,8 @@
 package fetch_test
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"io"

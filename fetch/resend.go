@@ -145,8 +145,8 @@ type resends struct {
 	// request again only when the upstream said it did not process it (a
 	// REFUSED_STREAM, a GOAWAY below its stream; RFC 9113 §8.7), so a
 	// request that is not repeatable may go again too, as an attempt.
-	h2 bool
-	stop           *ResendError
+	h2   bool
+	stop *ResendError
 }
 
 func (r *resends) init(max int, repeatable bool) {
