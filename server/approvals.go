@@ -226,6 +226,10 @@ func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) 
 	if err != nil {
 		return nil, s.storeRefusal("listing approvals", err)
 	}
+	// Whatever the store let through, nothing the key may not see leaves.
+	out = slices.DeleteFunc(out, func(a *auth.Approval) bool {
+		return !scope.Allows(a.Tool, a.Person) || person != "" && a.Person != person
+	})
 	now := time.Now()
 	for _, a := range out {
 		if (a.State == auth.ApprovalPending || a.State == auth.ApprovalApproved) && !now.Before(a.Expires) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 // history); GET /v1/calls and the console's Calls page read it back.
 
 // CallStore reads the call history (sqlstore.SQLStore is one). It must be
-// safe for concurrent use.
+// safe for concurrent use, and must apply every member of the filter,
+// f.Scope included, in its query (before its limit): the service drops a
+// record the scope does not allow all the same, but a store that ignores
+// Scope returns fewer records than the limit asked for.
 type CallStore interface {
 	Calls(ctx context.Context, tenant string, f history.Filter) ([]history.Record, error)
 }
@@ -69,6 +73,11 @@ func (s *Server) callsOf(ctx context.Context, k *auth.APIKey, f history.Filter) 
 	if err != nil {
 		return nil, s.storeRefusal("reading the call history", err)
 	}
+	// Whatever the store let through, nothing the key may not see leaves
+	// (a store written before Filter.Scope ignores it).
+	out = slices.DeleteFunc(out, func(r history.Record) bool {
+		return !scope.Allows(r.Tool, r.Person) || k.Role == auth.RolePerson && r.Person != k.Person
+	})
 	if out == nil {
 		out = []history.Record{}
 	}
