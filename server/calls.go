@@ -202,8 +202,8 @@ func failureOf(err error) failure {
 		return failure{status: r.status, code: r.code, reason: r.reason, msg: r.msg, retryAfter: r.retryAfter, details: r.details}
 	}
 	e := toolError(err)
-	// The message is whole (what a third party said after the service's
-	// words, in a JSON string); details.outside has the third party's
+	// The message is whole (the service's words, then what a third party
+	// said, as Error joins them); details.outside has the third party's
 	// part alone.
 	f := failure{status: statusOf(e), code: string(e.Code), reason: e.Reason, msg: e.Error(), details: e.Details()}
 	switch e.Reason {

@@ -82,7 +82,9 @@ type Error struct {
 	// outside (redacted and cut like Message): a door that shows the
 	// error to a model marks it as such (the MCP door puts it inside the
 	// outside-data boundary), REST has it in details.outside. Error()
-	// joins the two.
+	// joins the two: read Error(), not Message, for the whole text. A
+	// handler's error of another type than *Error is nobody's words the
+	// service knows: its text is Outside, Message "its handler failed".
 	Outside string
 	// Status is the upstream HTTP status, when there was one.
 	Status int
