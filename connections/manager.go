@@ -84,8 +84,10 @@ type Manager struct {
 	group   singleflight.Group
 	cache   sync.Map // cacheKey → *cached
 	pending sync.Map // cacheKey → *Record: issued by the provider, not yet stored
-	idOnce  sync.Once
-	id      string // this manager's lease owner id
+	// failures: cacheKey → *failedRefresh, a failed refresh not yet recorded
+	failures sync.Map
+	idOnce   sync.Once
+	id       string // this manager's lease owner id
 }
 
 var _ synth.ConnectionSource = (*Manager)(nil)

@@ -341,7 +341,7 @@ func (m *Manager) refreshFailed(ctx context.Context, cur *Record, need synth.Con
 		// will wait out an interrupted refresh: record it once the store
 		// takes it.
 		m.logger().Warn("a failed token refresh could not be recorded; it is retried in the background", "app", cur.App, "error", words(err))
-		go m.retryRecordFailure(cur, &next, invalid)
+		m.retryRecordFailure(cacheKey(cur.Tenant, cur.App, cur.Owner), &failedRefresh{cur: cur, next: &next, invalid: invalid})
 	}
 	if superseded && row != nil && row.Status == StatusActive {
 		// The race was lost, not the grant: the winner's token serves, and
@@ -401,20 +401,52 @@ func (m *Manager) recordFailure(ctx context.Context, cur, next *Record, invalid 
 	return row, superseded, err
 }
 
-// retryRecordFailure writes a failed refresh's record until the store takes
-// it, for at most InterruptedWait (past it the others stop waiting anyway).
-func (m *Manager) retryRecordFailure(cur, next *Record, invalid bool) {
-	giveUp := m.now().Add(m.interruptedWait())
-	for wait := 50 * time.Millisecond; m.now().Before(giveUp); wait = min(2*wait, time.Second) {
-		time.Sleep(wait)
-		ctx, cancel := context.WithTimeout(context.Background(), m.refreshTimeout())
-		_, _, err := m.recordFailure(ctx, cur, next, invalid)
-		cancel()
-		if err == nil {
-			m.logger().Info("a failed token refresh is recorded", "app", cur.App, "tenant", cur.Tenant)
-			return
-		}
+// failedRefresh is the record of a failed token request the store did not
+// take: recordFailure's arguments.
+type failedRefresh struct {
+	cur, next *Record
+	invalid   bool
+}
+
+// retryRecordFailure holds a failed refresh's record and writes it in the
+// background until the store takes it (or Flush does), for at most
+// InterruptedWait of real time (past it the others stop waiting anyway).
+// One writer runs per connection; it writes the newest failure.
+func (m *Manager) retryRecordFailure(key string, f *failedRefresh) {
+	if _, loaded := m.failures.Swap(key, f); loaded {
+		return // a writer is running
 	}
+	start := time.Now() // real time: an injected clock may stand still
+	go func() {
+		for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+			time.Sleep(wait)
+			v, ok := m.failures.Load(key)
+			if !ok {
+				return // written by Flush
+			}
+			f := v.(*failedRefresh)
+			if time.Since(start) > m.interruptedWait() {
+				m.failures.CompareAndDelete(key, f)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), m.refreshTimeout())
+			err := m.flushFailure(ctx, key, f)
+			cancel()
+			if err == nil {
+				m.logger().Info("a failed token refresh is recorded", "app", f.cur.App, "tenant", f.cur.Tenant)
+				return
+			}
+		}
+	}()
+}
+
+// flushFailure writes a held failure; it is forgotten once written.
+func (m *Manager) flushFailure(ctx context.Context, key string, f *failedRefresh) error {
+	if _, _, err := m.recordFailure(ctx, f.cur, f.next, f.invalid); err != nil {
+		return err
+	}
+	m.failures.CompareAndDelete(key, f)
+	return nil
 }
 
 // complete writes a refreshed record if the lease is still ours, or if the
@@ -481,11 +513,19 @@ func (m *Manager) flush(ctx context.Context, key string, p *Record) error {
 }
 
 // Flush writes every token held in memory because the store failed to take
-// it, and reports the first failure. Call it before a process stops.
+// it, and every failed refresh it could not record (which other replicas
+// would otherwise wait out as interrupted), and reports the first failure.
+// Call it before a process stops.
 func (m *Manager) Flush(ctx context.Context) error {
 	var first error
 	m.pending.Range(func(k, v any) bool {
 		if err := m.flush(ctx, k.(string), v.(*Record)); err != nil && first == nil {
+			first = err
+		}
+		return true
+	})
+	m.failures.Range(func(k, v any) bool {
+		if err := m.flushFailure(ctx, k.(string), v.(*failedRefresh)); err != nil && first == nil {
 			first = err
 		}
 		return true
