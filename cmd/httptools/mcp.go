@@ -13,6 +13,7 @@ import (
 
 	"github.com/httptools/httptools/connections/sqlstore"
 	"github.com/httptools/httptools/internal/hangup"
+	"github.com/httptools/httptools/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,7 +103,10 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 			log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 		}
 	}()
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	// Ids come back as sent (the SDK reads them through a float64).
+	in, out := server.ExactIDs(stdin, stdout)
+	defer in.Close()
+	t := &mcp.IOTransport{Reader: in, Writer: out}
 	defer srv.CloseHistory() // the client is gone: what the history queued is written
 	if err := ms.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		fmt.Fprintln(stderr, "httptools mcp:", err)
@@ -111,9 +115,6 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	return 0
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // stateDB is the store of httptools mcp when --db is not given: a SQLite
 // file in the user's state directory ($XDG_STATE_HOME/httptools, else
