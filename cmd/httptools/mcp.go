@@ -115,7 +115,6 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	return 0
 }
 
-
 // stateDB is the store of httptools mcp when --db is not given: a SQLite
 // file in the user's state directory ($XDG_STATE_HOME/httptools, else
 // ~/.local/state/httptools), made 0700 if missing. A desktop app starts the
