@@ -95,6 +95,12 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 	if c.caller != nil {
 		keyID = c.caller.ID
 	}
+	if c.context.Approval == "" && c.round != nil && c.round.id != "" {
+		// The answer to the question the call's previous round asked.
+		if err := s.answerApproval(ctx, c, hash); err != nil {
+			return err
+		}
+	}
 	if c.context.Approval == "" {
 		ttl := s.cfg.ApprovalTTL
 		if ttl <= 0 {
@@ -106,6 +112,9 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 			return s.storeRefusal("recording the approval request", err)
 		}
 		s.approvalLog("approval requested", a, keyID)
+		if c.round != nil && c.round.decider != nil && mayDecide(c.round.decider, a) == "" {
+			c.round.asked = a // the call's answer asks its client (mcpCall)
+		}
 		return &refusal{status: http.StatusForbidden, code: string(synth.CodePreconditionFailed), reason: synth.ReasonApprovalRequired,
 			msg:     fmt.Sprintf("a person must approve this call of %s in a run no person started: approval %s is requested (the console: /ui/approvals); call again with \"approval\": %q once it is approved, with the same input", c.tool.ID(), a.ID, a.ID),
 			details: map[string]any{"approval": a.ID, "url": "/ui/approvals#" + a.ID, "expires": a.Expires}}
@@ -121,14 +130,8 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 		return refuse("there is no such approval in this tenant")
 	case err != nil:
 		return s.storeRefusal("reading the approval", err)
-	case a.Tool != c.tool.ID():
-		return refuse("it is for another tool")
-	case a.Person != c.context.Person:
-		return refuse("it is for another person")
-	case a.Run != c.context.Run:
-		return refuse("it is for another run")
-	case a.InputHash != hash:
-		return refuse("it is for another input")
+	case c.approvalMismatch(a, hash) != "":
+		return refuse(c.approvalMismatch(a, hash))
 	case a.State != auth.ApprovalApproved:
 		return refuse("it is " + a.State)
 	case !time.Now().Before(a.Expires):
@@ -142,6 +145,83 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 	}
 	s.approvalLog("approval used", a, keyID)
 	c.context.Approved = true
+	return nil
+}
+
+// approvalMismatch says why a is not an approval of the call c (whose
+// input hashes to hash), or "".
+func (c *toolCall) approvalMismatch(a *auth.Approval, hash string) string {
+	switch {
+	case a.Tool != c.tool.ID():
+		return "it is for another tool"
+	case a.Person != c.context.Person:
+		return "it is for another person"
+	case a.Run != c.context.Run:
+		return "it is for another run"
+	case a.InputHash != hash:
+		return "it is for another input"
+	}
+	return ""
+}
+
+// approvalRound is an approval asked and answered inside an MCP call's
+// answers (multi round-trip requests, MCP 2026-07-28): the call that
+// needs one is answered input_required with the approval question, and
+// the client's retry carries the answer, which decides the approval as
+// decider would on the console before the call runs with it.
+type approvalRound struct {
+	// decider is who answers: the call's key, or on stdio the server's
+	// person. The question is asked only when it may decide the approval
+	// (mayDecide): a service key's call gets the refusal, for a person to
+	// decide on the console.
+	decider *auth.APIKey
+	// id is the approval the previous round asked about ("" for none),
+	// and answer the client's answer to it (nil for none).
+	id     string
+	answer *mcp.ElicitResult
+	// asked is set by approve: the request the call's answer asks about.
+	asked *auth.Approval
+}
+
+// approvalSchema is the form of the approval question.
+var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call","description":"Yes lets it run once, with exactly this input; no denies it."}},"required":["approve"]}`)
+
+// approvalRequest is the question about a, as a client shows it.
+func approvalRequest(a *auth.Approval) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Mode: "form", Message: approvalQuestion(a), RequestedSchema: approvalSchema}
+}
+
+// answerApproval decides the approval the call's previous round asked
+// about by the client's answer, and names it as the call's: yes approves
+// it, no (or a decline) denies it, and the call's own check (approve)
+// then runs it or refuses it. A dismissed question (cancel, or no answer)
+// leaves it pending, for the console. The approval must be this call's:
+// a request state naming another one decides nothing.
+func (s *Server) answerApproval(ctx context.Context, c *toolCall, hash string) error {
+	r := c.round
+	a, err := s.cfg.Approvals.Approval(ctx, c.tenant, r.id)
+	if errors.Is(err, connections.ErrNotFound) {
+		return nil // no such approval: asked anew
+	}
+	if err != nil {
+		return s.storeRefusal("reading the approval", err)
+	}
+	if why := c.approvalMismatch(a, hash); why != "" {
+		s.cfg.Logger.Warn("an MCP client answered about another call's approval", "approval", a.ID, "tool", c.tool.ID(), "why", why)
+		return nil // not this call's: asked anew
+	}
+	if r.answer == nil || r.answer.Action == "cancel" {
+		return &refusal{status: http.StatusForbidden, code: string(synth.CodePreconditionFailed), reason: synth.ReasonApprovalRequired,
+			msg:     fmt.Sprintf("approval %s of this call of %s was dismissed and stays pending (the console: /ui/approvals); call again with \"approval\": %q once it is approved, with the same input", a.ID, c.tool.ID(), a.ID),
+			details: map[string]any{"approval": a.ID, "url": "/ui/approvals#" + a.ID, "expires": a.Expires}}
+	}
+	if a.State == auth.ApprovalPending {
+		yes := r.answer.Action == "accept" && r.answer.Content["approve"] == true
+		if err := s.decideApproval(ctx, r.decider, a.ID, yes); err != nil {
+			return err
+		}
+	}
+	c.context.Approval = a.ID
 	return nil
 }
 
@@ -297,14 +377,13 @@ func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, t
 					}
 					if p.ProtocolVersion >= "2026-07-28" {
 						// From this version a server asks only inside a
-						// call's answer (SEP-2322): such a client's person
-						// decides on the console.
+						// call's answer (SEP-2322): the call asks its own
+						// client (approvalRound), and other approvals are
+						// decided on the console.
 						continue
 					}
 					asked[a.ID] = true
-					res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form",
-						Message:         approvalQuestion(a),
-						RequestedSchema: json.RawMessage(`{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve this call","description":"Yes lets it run once, with exactly this input; no denies it."}},"required":["approve"]}`)})
+					res, err := ss.Elicit(ctx, approvalRequest(a))
 					if err != nil {
 						s.cfg.Logger.Warn("an MCP client could not be asked for an approval", "approval", a.ID, "error", err.Error())
 						continue

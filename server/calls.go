@@ -44,6 +44,9 @@ type toolCall struct {
 	// opts are the call's hold on the memory budget and, where the
 	// answer may stream to the caller, its sink.
 	opts synth.InvokeOptions
+	// round is the approval asked and answered inside an MCP call's
+	// answers (approvalRound), nil where the caller is not asked.
+	round *approvalRound
 	// admitted says the front door took the call's place under the
 	// tenant's limit itself (REST does, so that a 429 comes before a
 	// body is read); otherwise call does.

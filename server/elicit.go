@@ -80,8 +80,8 @@ func (s *Server) supportsURLElicitation(ctx context.Context, req *mcp.CallToolRe
 }
 
 // connectElicitation turns a call error that a person's connect flow would
-// cure into a URL elicitation, or returns nil.
-func (s *Server) connectElicitation(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, tenant, person string, err error) error {
+// cure into the URL elicitation that asks for it, or returns nil.
+func (s *Server) connectElicitation(ctx context.Context, req *mcp.CallToolRequest, tool *synth.Tool, tenant, person string, err error) *mcp.ElicitParams {
 	var e *synth.Error
 	if s.cfg.Manager == nil || person == "" || !errors.As(err, &e) ||
 		(e.Reason != synth.ReasonConnectionUnavailable && e.Reason != synth.ReasonConnectionNeedsReauth && e.Reason != synth.ReasonConnectionPermissionMissing) {
@@ -98,12 +98,72 @@ func (s *Server) connectElicitation(ctx context.Context, req *mcp.CallToolReques
 	if aerr != nil {
 		return nil
 	}
-	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
+	return &mcp.ElicitParams{
 		Mode:          "url",
 		URL:           url,
 		ElicitationID: state,
 		Message:       "Connect your " + need.App + " account to let " + tool.ID() + " act for you, then try again.",
-	}})
+	}
+}
+
+// Asking inside a call's answer. From MCP 2026-07-28 a server asks its
+// client nothing on its own (SEP-2322): a tools/call that needs the
+// client's input is answered input_required with its questions and a
+// request state, and the client's retry of the call carries the answers
+// and the state back. A call asks two questions so: the approval of an
+// unattended call (approvalRound: "approval", its state "approval:" and
+// the approval's id) and the connection of its person (the URL to open:
+// "connect", its state "connect", which makes the retry run the call
+// without asking again). The request state is the client's to echo and
+// proves nothing: the approval it names is used only when it is this
+// call's (approvalMismatch), and deciding it takes a key that may.
+
+// Request states of the questions a call asks.
+const (
+	stateApproval = "approval:"
+	stateConnect  = "connect"
+)
+
+// asksInCall says whether the client of req is asked inside a call's
+// answer (2026-07-28 or later), and whether it takes forms.
+func asksInCall(req *mcp.CallToolRequest) (inCall, forms bool) {
+	if req == nil || req.Session == nil {
+		return false, false // the fast path: a protocol before 2026-07-28
+	}
+	p := req.Session.InitializeParams()
+	if p == nil || p.ProtocolVersion < "2026-07-28" {
+		return false, false
+	}
+	e := (*mcp.ElicitationCapabilities)(nil)
+	if p.Capabilities != nil {
+		e = p.Capabilities.Elicitation
+	}
+	return true, e != nil && (e.Form != nil || e.URL == nil)
+}
+
+// approvalRoundOf is the approval round of an MCP call whose approval
+// decider answers (nil: the caller may decide none), or nil when its
+// client is not asked inside the call's answer.
+func approvalRoundOf(req *mcp.CallToolRequest, decider *auth.APIKey) *approvalRound {
+	if _, forms := asksInCall(req); !forms || decider == nil {
+		return nil
+	}
+	r := &approvalRound{decider: decider}
+	if id, ok := strings.CutPrefix(req.Params.RequestState, stateApproval); ok {
+		r.id = id
+		r.answer, _ = req.Params.InputResponses["approval"].(*mcp.ElicitResult)
+	}
+	return r
+}
+
+// stdioDecider is who answers the approval questions of the stdio server
+// of tenant: its person, as ElicitApprovals asks them, or with no person
+// the process's user, the tenant's admin.
+func stdioDecider(ctx context.Context, tenant, person string) *auth.APIKey {
+	if person != "" {
+		return &auth.APIKey{ID: "mcp-person:" + person, Tenant: tenant, Role: auth.RolePerson, Person: person, Toolset: toolsetOf(ctx)}
+	}
+	return &auth.APIKey{ID: "mcp-stdio", Tenant: tenant, Role: auth.RoleAdmin, Toolset: toolsetOf(ctx)}
 }
 
 // personConnection is the person connection a tool's authorization uses.

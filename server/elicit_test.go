@@ -17,7 +17,8 @@ import (
 // connection, from a client that declared URL elicitation, is answered with
 // URLElicitationRequiredError holding the connect flow's URL; once the
 // person completed it, the retried call works. A client without the
-// capability gets the error result it got before.
+// capability gets the error result it got before. This is the flow of
+// clients before 2026-07-28 (TestConnectByMultiRoundTrip: from it).
 func TestConnectFromInsideTheClient(t *testing.T) {
 	r := newRig(t)
 	r.provider.Scope = "mail.send"
@@ -26,7 +27,7 @@ func TestConnectFromInsideTheClient(t *testing.T) {
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 	})
 	cs, err := withURL.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.http.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: keyTransport{key: r.keyA, person: "u1"}}, DisableStandaloneSSE: true}, nil)
+		HTTPClient: &http.Client{Transport: keyTransport{key: r.keyA, person: "u1"}}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

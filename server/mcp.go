@@ -169,6 +169,9 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 			if err != nil {
 				return nil, err
 			}
+			if res.ask != nil {
+				return &mcp.CallToolResult{InputRequests: res.ask, RequestState: res.state}, nil // input_required
+			}
 			out := &mcp.CallToolResult{Meta: res.meta(), IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text()}}}
 			if sc := res.structuredContent(); sc != nil {
 				out.StructuredContent = sc
@@ -208,6 +211,11 @@ type mcpResult struct {
 	// denied says the caller may not see the tool: the error is the
 	// SDK's answer to an unknown tool.
 	denied bool
+	// ask, when not nil, are the questions the call's answer asks its
+	// client (input_required, 2026-07-28), and state the request state
+	// its retry echoes (elicit.go).
+	ask   mcp.InputRequestMap
+	state string
 }
 
 // text is the result's text content: the output (inside its boundary when
@@ -266,14 +274,28 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	defer cancel()
 	// The key's person rules were applied where the request came in
 	// (mcpCaller, the X-Person-Id check): person is already the call's.
-	res, err := s.call(ctx, &toolCall{caller: keyOf(ctx), tenant: tenant, tool: tool, context: CallContext{Person: person}, input: args,
-		opts: synth.InvokeOptions{Hold: hold}})
+	cc := mcpCallContext(req)
+	cc.Person = person
+	c := &toolCall{caller: keyOf(ctx), tenant: tenant, tool: tool, context: cc, input: args, opts: synth.InvokeOptions{Hold: hold}}
+	decider := c.caller
+	if decider == nil {
+		decider = stdioDecider(ctx, tenant, person)
+	}
+	c.round = approvalRoundOf(req, decider)
+	res, err := s.call(ctx, c)
 	var rf *refusal
 	if errors.As(err, &rf) && rf.code == string(synth.CodeToolNotFound) {
 		return mcpResult{denied: true}, unknownTool(tool.ID()) // denied since the list: as the SDK answers an unknown tool
 	}
-	if eerr := s.connectElicitation(ctx, req, tool, tenant, person, err); eerr != nil {
-		return mcpResult{}, eerr
+	if c.round != nil && c.round.asked != nil {
+		return mcpResult{ask: mcp.InputRequestMap{"approval": approvalRequest(c.round.asked)}, state: stateApproval + c.round.asked.ID}, nil
+	}
+	if inCall, _ := asksInCall(req); inCall && req.Params.RequestState == stateConnect {
+		// Asked already: the retry's result is the call's, connected or not.
+	} else if p := s.connectElicitation(ctx, req, tool, tenant, person, err); p != nil && inCall {
+		return mcpResult{ask: mcp.InputRequestMap{"connect": p}, state: stateConnect}, nil
+	} else if p != nil {
+		return mcpResult{}, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{p})
 	}
 	if err != nil {
 		// "rate-limited: …", "handler-error: …": for the model to read,
@@ -287,6 +309,38 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	}
 	return r, nil
 }
+
+// mcpCallContext is the run of an MCP call, from its
+// _meta["httptools/context"] (the members run, unattended and approval of
+// REST's "context"; its person comes from the credential), or none.
+func mcpCallContext(req *mcp.CallToolRequest) CallContext {
+	var cc CallContext
+	if req == nil || req.Params == nil {
+		return cc
+	}
+	v, ok := req.Params.Meta[CallContextMeta]
+	if !ok {
+		return cc
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return cc
+	}
+	var in struct {
+		Run        string `json:"run"`
+		Unattended bool   `json:"unattended"`
+		Approval   string `json:"approval"`
+	}
+	if json.Unmarshal(b, &in) == nil {
+		cc.Run, cc.Unattended, cc.Approval = in.Run, in.Unattended, in.Approval
+	}
+	return cc
+}
+
+// CallContextMeta is the _meta member of an MCP tools/call that says
+// which run the call is of and whether a person started it:
+// {"run": "r1", "unattended": true}.
+const CallContextMeta = "httptools/context"
 
 // mcpHandler serves MCP over streamable HTTP, statelessly: each request is
 // bound to the identity of its own credential, which travels in the
