@@ -61,6 +61,7 @@ func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 				// The gate's policy reads are the call's: within its
 				// deadline, counted from the request's arrival.
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+					ctx = metaTraceContext(ctx, p.Meta) // the caller's trace, from _meta
 					if tool, ok := s.Tools().Tool(p.Name); ok {
 						var cancel context.CancelFunc
 						ctx, cancel = callDeadline(ctx, arrivedAt(ctx), tool)

@@ -93,13 +93,15 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	if method.Str != "tools/call" || !params.IsObject() {
 		return fastLeft
 	}
-	var name, args gjson.Result
+	var name, args, meta gjson.Result
 	params.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "name":
 			name = v
 		case "arguments":
 			args = v
+		case "_meta":
+			meta, ok = v, fastMetaKnown(v)
 		default:
 			ok = false
 		}
@@ -118,7 +120,7 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		raw = body[args.Index : args.Index+len(args.Raw)]
 	}
 	tenant, person := mcpCaller(r.Context(), r.Header)
-	res, err := s.mcpCall(r.Context(), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw, hold)
+	res, err := s.mcpCall(fastMetaTraceContext(r.Context(), meta), nil, tool, ts.mcpTool(tool.ID()), tenant, person, raw, hold)
 	if res.denied {
 		return fastDenied // nothing of it ran: the SDK answers it as it answers an unknown tool
 	}
