@@ -276,3 +276,46 @@ func TestConnectByMultiRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalRequestStateProvesNothing: a retry whose request state names
+// another call's approval (here one asked for another input) decides
+// nothing: that approval stays pending, the call is asked about anew with
+// a new approval, and 0 requests reach the upstream. The retries are
+// driven by hand (the client's multi round-trip middleware off).
+func TestApprovalRequestStateProvesNothing(t *testing.T) {
+	r := newGuardedRig(t, 0)
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "by-hand", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	cs := httpSession(t, r.rig, c, r.keyA, "u1", "2026-07-28")
+	call := func(input map[string]any, state string, answer mcp.InputResponse) *mcp.CallToolResult {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "t.guarded", Arguments: input, RequestState: state,
+			Meta: mcp.Meta{CallContextMeta: map[string]any{"run": "r1", "unattended": true}}}
+		if answer != nil {
+			p.InputResponses = mcp.InputResponseMap{"approval": answer}
+		}
+		res, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	start := r.upCalls.Load()
+	other := call(map[string]any{"a": "other"}, "", nil)
+	if !other.NeedsInput() || !strings.HasPrefix(other.RequestState, stateApproval) || other.InputRequests["approval"] == nil {
+		t.Fatalf("the first round: %+v", other)
+	}
+	res := call(map[string]any{"a": "mine"}, other.RequestState, yes(nil))
+	if !res.NeedsInput() || res.RequestState == other.RequestState {
+		t.Fatalf("a retry naming another call's approval: %+v", res)
+	}
+	a, err := r.store.Approval(ctx, "tenant-a", strings.TrimPrefix(other.RequestState, stateApproval))
+	if err != nil || a.State != auth.ApprovalPending {
+		t.Errorf("the other call's approval: %+v %v", a, err)
+	}
+	if n := r.upCalls.Load() - start; n != 0 {
+		t.Errorf("%d upstream requests, want 0", n)
+	}
+}
