@@ -81,8 +81,10 @@ func TestMCPTraceFromMeta(t *testing.T) {
 	}
 	check("fast path", fastTrace)
 
-	// The SDK's path, 2026-07-28.
+	// The SDK's path, 2026-07-28 (the fast path off: it would answer
+	// this call too).
 	const sdkTrace = "6bf92f3577b34da6a3ce929d0e0e4738"
+	r.srv.noFastPath.Store(true)
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: r.http.URL + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{key: r.keyA}}, DisableStandaloneSSE: true},
