@@ -60,8 +60,9 @@ func localCopy(t *testing.T, src, dst, upstream string) int {
 // TestNodeInterop runs interop/ — the official MCP TypeScript SDK's client
 // — against serve (streamable HTTP) and mcp (stdio): every fixture and
 // guide example lists, local tools call (a text output wrapped), errors are
-// results, and 1000 tools list. .ci/run installs it with npm ci; elsewhere
-// the test skips without node_modules.
+// results, and 1000 tools list; and its v2 client (mrtr.test.js) answers
+// an approval by multi round-trip requests. .ci/run installs it with npm
+// ci; elsewhere the test skips without node_modules.
 func TestNodeInterop(t *testing.T) {
 	if _, err := os.Stat("../../interop/node_modules/@modelcontextprotocol/sdk"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -97,6 +98,12 @@ func TestNodeInterop(t *testing.T) {
 	os.WriteFile(filepath.Join(personal, "pmail.json"), []byte(`{"id":"t.pmail","description":"Mail as the person.","version":"1.0.0","mutating":true,"input":{"type":"object"},"output":{"type":"object"},
 		"needsSpec":{"connections":{"gmail":{"app":"google","permissions":["gmail.send"],"as":"person"}}},
 		"spec":{"kind":"http","method":"POST","urlTemplate":"`+w.up.URL+`/mail/person","authorization":{"kind":"connection","connection":"gmail"}}}`), 0o644)
+	// And t.guarded, which needs a person's yes in an unattended run, for
+	// mrtr.test.js: its upstream is that test's own, which counts.
+	mrtrUp := freeAddr(t)
+	os.WriteFile(filepath.Join(personal, "guarded.json"), []byte(`{"id":"t.guarded","description":"Needs a yes.","version":"1.0.0","mutating":true,
+		"needsApprovalWhenUnattended":true,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"POST","urlTemplate":"http://`+mrtrUp+`/g"}}`), 0o644)
 	pe := startServe(t, e2eEnv, "--tools", personal, "--db", "sqlite:"+filepath.Join(state, "elicit.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--apps", w.apps)
 	many := t.TempDir()
 	for i := range 1000 {
@@ -116,14 +123,16 @@ func TestNodeInterop(t *testing.T) {
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
 	matrix := policyMatrix(t, p, w.tools, state, policyFile)
-	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js")
+	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js", "mrtr.test.js")
 	cmd.Dir = "../../interop"
 	cmd.Env = append(os.Environ(),
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,
 		"HTTPTOOLS_MANY_URL="+pm.url, "HTTPTOOLS_MANY_KEY="+pm.key,
 		"HTTPTOOLS_BIN="+binary(t), "HTTPTOOLS_TOOLS="+w.tools, "HTTPTOOLS_STATE="+state,
 		"HTTPTOOLS_FORGED="+forgedAnswer, "HTTPTOOLS_MATRIX="+matrix,
-		"HTTPTOOLS_OAUTH_URL="+po.url, "HTTPTOOLS_ELICIT_URL="+pe.url, "HTTPTOOLS_ELICIT_KEY="+pe.key)
+		"HTTPTOOLS_OAUTH_URL="+po.url, "HTTPTOOLS_ELICIT_URL="+pe.url, "HTTPTOOLS_ELICIT_KEY="+pe.key,
+		"HTTPTOOLS_PERSONAL="+personal, "HTTPTOOLS_APPS="+w.apps, "HTTPTOOLS_MRTR_UP="+mrtrUp)
+	cmd.Env = append(cmd.Env, e2eEnv...) // for the stdio servers of mrtr.test.js, with the apps
 	_ = idp
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
