@@ -1,5 +1,6 @@
 // The official TypeScript SDK's v2 client (@modelcontextprotocol/client)
-// answers httptools' approval question by multi round-trip requests
+// answers httptools' approval question and connection prompt by multi
+// round-trip requests
 // (MCP 2026-07-28: the call is answered input_required, the client asks
 // its user through its elicitation/create handler and retries the call
 // with the answer), over streamable HTTP and stdio. The Go test
@@ -128,3 +129,33 @@ for (const [name, connect] of [["http", http], ["stdio", stdio]]) {
     }
   });
 }
+
+// The connection prompt: a person without the connection t.pmail needs is
+// asked, inside the call's answer, to open the connect flow's URL (URL
+// mode); the client opens it and its retry runs the call.
+test("http: the v2 client connects a missing connection by multi round-trip requests", { skip: skip || !env.HTTPTOOLS_ELICIT_URL }, async () => {
+  const c = new Client({ name: "interop-v2-connect", version: "1.0.0" }, {
+    capabilities: { elicitation: { url: {} } },
+    versionNegotiation: { mode: "auto" },
+  });
+  const asked = [];
+  c.setRequestHandler("elicitation/create", async (request) => {
+    asked.push(request.params);
+    const page = await fetch(request.params.url); // the person's browser: provider, then the service's callback
+    assert.match(await page.text(), /Connected/);
+    return { action: "accept" };
+  });
+  await c.connect(new StreamableHTTPClientTransport(new URL(env.HTTPTOOLS_ELICIT_URL + "/mcp"), {
+    requestInit: { headers: { Authorization: `Bearer ${env.HTTPTOOLS_ELICIT_KEY}`, "X-Person-Id": "u-mrtr" } },
+  }));
+  try {
+    assert.equal(c.getNegotiatedProtocolVersion(), "2026-07-28");
+    const res = await c.callTool({ name: "t.pmail", arguments: {} });
+    assert.ok(!res.isError, JSON.stringify(res));
+    assert.equal(asked.length, 1, "asked once");
+    assert.equal(asked[0].mode, "url");
+    assert.match(asked[0].url, /^http/);
+  } finally {
+    await c.close();
+  }
+});
