@@ -27,7 +27,7 @@ func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) stri
 // toolset ("" for every tool the policies allow).
 func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallToolRequest) string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
-		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}}, tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	s.SyncMCP(srv, tenant, person)
 	return srv
@@ -360,7 +360,7 @@ func (s *Server) mcpHandler() http.Handler {
 func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 	ts.mcpOnce.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
-			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
+			s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}}, "", ""))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv
