@@ -75,8 +75,10 @@ func allowedUnattended(key *auth.APIKey, tool string) bool {
 
 // approve settles a call's approval before it runs: a call that needs none
 // passes; one that needs one and names none gets a new request (and the
-// refusal that says so, with its id); one that names one runs only if that
-// approval was made for exactly this call and is spent now.
+// refusal that says so, with its id, or the question its MCP client is
+// asked: c.round); one that names one, or answers the question asked
+// about one, runs only if that approval was made for exactly this call
+// and is spent now.
 func (s *Server) approve(ctx context.Context, c *toolCall) error {
 	c.context.Approved = false // a caller's word approves nothing
 	if !c.context.Unattended || !c.tool.NeedsApproval() {
@@ -217,9 +219,10 @@ func (s *Server) answerApproval(ctx context.Context, c *toolCall, hash string) e
 	}
 	if a.State == auth.ApprovalPending {
 		yes := r.answer.Action == "accept" && r.answer.Content["approve"] == true
-		if err := s.decideApproval(ctx, r.decider, a.ID, yes); err != nil {
+		var rf *refusal
+		if err := s.decideApproval(ctx, r.decider, a.ID, yes); err != nil && !(errors.As(err, &rf) && rf.status == http.StatusConflict) {
 			return err
-		}
+		} // decided meanwhile (the console), or expired: the call's check says which
 	}
 	c.context.Approval = a.ID
 	return nil

@@ -280,7 +280,8 @@ func TestConnectByMultiRoundTrip(t *testing.T) {
 // TestApprovalRequestStateProvesNothing: a retry whose request state names
 // another call's approval (here one asked for another input) decides
 // nothing: that approval stays pending, the call is asked about anew with
-// a new approval, and 0 requests reach the upstream. The retries are
+// a new approval; and a yes answering an approval denied on the console
+// meanwhile runs nothing. 0 requests reach the upstream. The retries are
 // driven by hand (the client's multi round-trip middleware off).
 func TestApprovalRequestStateProvesNothing(t *testing.T) {
 	r := newGuardedRig(t, 0)
@@ -314,6 +315,16 @@ func TestApprovalRequestStateProvesNothing(t *testing.T) {
 	a, err := r.store.Approval(ctx, "tenant-a", strings.TrimPrefix(other.RequestState, stateApproval))
 	if err != nil || a.State != auth.ApprovalPending {
 		t.Errorf("the other call's approval: %+v %v", a, err)
+	}
+	// Denied on the console while the client asked: the client's yes
+	// decides nothing more (an approval is decided once).
+	asked := call(map[string]any{"a": "console"}, "", nil)
+	id := strings.TrimPrefix(asked.RequestState, stateApproval)
+	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+id+"/deny", ""); rp.status != 204 {
+		t.Fatalf("denying on the console: %d %s", rp.status, rp.raw)
+	}
+	if res := call(map[string]any{"a": "console"}, asked.RequestState, yes(nil)); !res.IsError || !strings.Contains(resultText(res), "it is denied") {
+		t.Errorf("a yes after the console's no: %+v %q", res, resultText(res))
 	}
 	if n := r.upCalls.Load() - start; n != 0 {
 		t.Errorf("%d upstream requests, want 0", n)
