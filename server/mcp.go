@@ -9,7 +9,6 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
-	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,8 +25,8 @@ func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) stri
 // MCPToolsetServer is MCPServer showing and running only the tools of
 // toolset ("" for every tool the policies allow).
 func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallToolRequest) string) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
-		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}}, tenant, toolset))
+	srv := mcp.NewServer(mcpImplementation(),
+		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}, SetCacheable: s.mcpCacheable}, tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	s.SyncMCP(srv, tenant, person)
 	return srv
@@ -359,8 +358,7 @@ func (s *Server) mcpHandler() http.Handler {
 // mcpServer returns the tool set's MCP server for HTTP, built on first use.
 func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 	ts.mcpOnce.Do(func() {
-		srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
-			s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}}, "", ""))
+		srv := mcp.NewServer(mcpImplementation(), s.completing(s.httpMCPOptions(), "", ""))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv

@@ -29,8 +29,9 @@ import (
 
 // fastVersions are the protocol versions whose tools/call the fast path
 // answers as the SDK does ("" is a request without the header: the SDK
-// takes it as 2025-03-26). Newer versions go to the SDK.
-var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// takes it as 2025-03-26; 2026-07-28's requests are read by
+// modernRequest). Newer versions go to the SDK.
+var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, modernVersion: true}
 
 // fastAnswer says what the fast path did with a request.
 type fastAnswer int
@@ -47,7 +48,8 @@ const (
 // serveMCPCall answers a stateless tools/call of a known tool, or a
 // tools/list, or leaves the request alone.
 func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byte, hold *budget.Hold) fastAnswer {
-	if r.Method != http.MethodPost || !fastVersions[r.Header.Get("MCP-Protocol-Version")] ||
+	proto := r.Header.Get("MCP-Protocol-Version")
+	if r.Method != http.MethodPost || !fastVersions[proto] ||
 		!isJSONContentType(r.Header.Get("Content-Type")) || !acceptsJSONAndStream(r.Header.Values("Accept")) ||
 		!hostAllowed(r) {
 		return fastLeft
@@ -84,8 +86,14 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	if !ok {
 		return fastLeft
 	}
-	if method.Str == "tools/list" {
-		if s.serveMCPList(w, r, idJSON, params) {
+	switch method.Str {
+	case "tools/list":
+		if s.serveMCPList(w, r, proto, idJSON, params) {
+			return fastServed
+		}
+		return fastLeft
+	case "server/discover":
+		if s.serveMCPDiscover(w, r, proto, idJSON, params) {
 			return fastServed
 		}
 		return fastLeft
@@ -101,19 +109,21 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		case "arguments":
 			args = v
 		case "_meta":
-			meta, ok = v, fastMetaKnown(v)
+			meta = v // read by modernRequest
 		default:
 			ok = false
 		}
 		return ok
 	})
-	if !ok || name.Type != gjson.String || args.Exists() && !args.IsObject() {
+	if !ok || name.Type != gjson.String || args.Exists() && !args.IsObject() ||
+		!modernRequest(r, proto, method.Str, name.Str, meta) {
 		return fastLeft
 	}
+	modern := proto >= modernVersion
 	ts := s.Tools()
 	tool, found := ts.Tool(name.Str)
-	if !found {
-		return fastLeft // the SDK's "unknown tool" error
+	if !found || modern && ts.headerBound(name.Str) {
+		return fastLeft // the SDK's "unknown tool" error; its checks of x-mcp-header
 	}
 	var raw []byte
 	if args.Exists() {
@@ -136,12 +146,14 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, idJSON...)
 	outcome := "" // for the access record
+	status := http.StatusOK
 	if err != nil {
 		var jerr *jsonrpc.Error
 		if !errors.As(err, &jerr) {
 			jerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 		outcome = "rpc-error " + strconv.FormatInt(jerr.Code, 10)
+		status = modernStatus(proto, jerr.Code)
 		out = append(out, `,"error":{"code":`...)
 		out = strconv.AppendInt(out, jerr.Code, 10)
 		out = append(out, `,"message":`...)
@@ -153,7 +165,16 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		out = append(out, "}}\n"...)
 	} else {
 		out = append(out, `,"result":{`...)
-		if res.outside {
+		switch {
+		case modern && res.outside:
+			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true,`...)
+			out = append(out, serverInfoMeta()...)
+			out = append(out, "},"...)
+		case modern:
+			out = append(out, `"_meta":{`...)
+			out = append(out, serverInfoMeta()...)
+			out = append(out, "},"...)
+		case res.outside:
 			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true},`...)
 		}
 		out = append(out, `"content":[{"type":"text","text":`...)
@@ -174,6 +195,9 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 			out = append(out, `,"isError":true`...)
 			outcome = "tool-error"
 		}
+		if modern {
+			out = append(out, `,"resultType":"complete"`...)
+		}
 		out = append(out, "}}\n"...)
 	}
 	noteMCPCall(r.Context(), name.Str, outcome)
@@ -181,9 +205,9 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	h["Cache-Control"] = noCache
 	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
+	s.fastCalls.Add(1) // before the answer: a caller that read it sees the count
+	w.WriteHeader(status)
 	w.Write(out)
-	s.fastCalls.Add(1)
 	return fastServed
 }
 

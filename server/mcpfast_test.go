@@ -70,12 +70,72 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		}
 		return h
 	}
+	// 2026-07-28: the request's own _meta, and its method and tool in
+	// headers.
+	call26 := func(id, name, args, meta string) string {
+		b := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `"`
+		if args != "" {
+			b += `,"arguments":` + args
+		}
+		return b + `,"_meta":` + meta + `}}`
+	}
+	meta26 := func(extra string) string {
+		return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}` + extra + `}`
+	}
+	m26 := meta26("")
+	h26 := func(method, name string, more ...string) map[string]string {
+		h := with("MCP-Protocol-Version", "2026-07-28")
+		h["Mcp-Method"] = method
+		if name != "" {
+			h["Mcp-Name"] = name
+		}
+		for i := 0; i+1 < len(more); i += 2 {
+			if more[i+1] == "" {
+				delete(h, more[i])
+			} else {
+				h[more[i]] = more[i+1]
+			}
+		}
+		return h
+	}
+	list26 := func(id, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{` + params + `"_meta":` + m26 + `}}`
+	}
 	cases := []struct {
 		name    string
 		body    string
 		headers map[string]string
 		fast    bool
 	}{
+		{"2026: object output", call26("40", "t.echo", `{"id":"7"}`, m26), h26("tools/call", "t.echo"), true},
+		{"2026: string id", call26(`"a-é"`, "t.echo", `{"id":"7"}`, m26), h26("tools/call", "t.echo"), true},
+		{"2026: input refused", call26("41", "t.echo", `{}`, m26), h26("tools/call", "t.echo"), true},
+		{"2026: no arguments", call26("42", "t.secret", "", m26), h26("tools/call", "t.secret"), true},
+		{"2026: upstream 500", call26("43", "t.fail", `{}`, m26), h26("tools/call", "t.fail"), true},
+		{"2026: text output wrapped", call26("44", "t.text", `{}`, m26), h26("tools/call", "t.text"), true},
+		{"2026: empty output schema", call26("45", "t.free", `{}`, m26), h26("tools/call", "t.free"), true},
+		{"2026: person without connection", call26("46", "t.mail", `{}`, m26), h26("tools/call", "t.mail", "X-Person-Id", "ann"), true},
+		{"2026: no client info", call26("47", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), h26("tools/call", "t.echo"), true},
+		{"2026: roots and sampling", call26("48", "t.echo", `{"id":"7"}`, strings.Replace(m26, `"clientCapabilities":{}`, `"clientCapabilities":{"roots":{"listChanged":true},"sampling":{}}`, 1)), h26("tools/call", "t.echo"), true},
+		{"2026: trace context", call26("49", "t.echo", `{"id":"7"}`, meta26(`,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`)), h26("tools/call", "t.echo"), true},
+		{"2026: tools/list", list26("50", ""), h26("tools/list", ""), true},
+		{"2026: tools/list, a cursor", list26("51", `"cursor":"`+encodeCursor("t.echo")+`",`), h26("tools/list", ""), true},
+		{"2026: server/discover", `{"jsonrpc":"2.0","id":52,"method":"server/discover","params":{"_meta":` + m26 + `}}`, h26("server/discover", ""), true},
+		// The SDK's to answer:
+		{"2026: client answers elicitations", call26("60", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), h26("tools/call", "t.echo"), false},
+		{"2026: no _meta", call("61", "t.echo", `{"id":"7"}`), h26("tools/call", "t.echo"), false},
+		{"2026: _meta of another version", call26("62", "t.echo", `{"id":"7"}`, strings.Replace(m26, "2026-07-28", "2025-11-25", 1)), h26("tools/call", "t.echo"), false},
+		{"2026: no capabilities", call26("63", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), h26("tools/call", "t.echo"), false},
+		{"2026: client info not one", call26("64", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":1},"io.modelcontextprotocol/clientCapabilities":{}}`), h26("tools/call", "t.echo"), false},
+		{"2026: log level", call26("65", "t.echo", `{"id":"7"}`, meta26(`,"io.modelcontextprotocol/logLevel":"debug"`)), h26("tools/call", "t.echo"), false},
+		{"2026: no Mcp-Method", call26("66", "t.echo", `{"id":"7"}`, m26), h26("tools/call", "t.echo", "Mcp-Method", ""), false},
+		{"2026: Mcp-Method of another", call26("67", "t.echo", `{"id":"7"}`, m26), h26("tools/list", "t.echo"), false},
+		{"2026: no Mcp-Name", call26("68", "t.echo", `{"id":"7"}`, m26), h26("tools/call", ""), false},
+		{"2026: Mcp-Name of another", call26("69", "t.echo", `{"id":"7"}`, m26), h26("tools/call", "t.text"), false},
+		{"2026: unknown tool", call26("70", "t.nope", `{}`, m26), h26("tools/call", "t.nope"), false},
+		{"2026: tools/list without _meta", `{"jsonrpc":"2.0","id":71,"method":"tools/list"}`, h26("tools/list", ""), false},
+		{"2026: server/discover, Mcp-Method of another", `{"jsonrpc":"2.0","id":72,"method":"server/discover","params":{"_meta":` + m26 + `}}`, h26("tools/list", ""), false},
+		{"server/discover, older protocol", `{"jsonrpc":"2.0","id":73,"method":"server/discover","params":{"_meta":` + m26 + `}}`, std, false},
 		{"object output", call("1", "t.echo", `{"id":"7"}`), std, true},
 		{"string id", call(`"a\u0041-é"`, "t.echo", `{"id":"7"}`), std, true},
 		{"largest exact id", call("9007199254740992", "t.echo", `{"id":"7"}`), std, true},
@@ -224,15 +284,40 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 	if err := r.srv.Reload(); err != nil {
 		t.Fatal(err)
 	}
+	version := "" // the protocol of the lists: none, or 2026-07-28
 	list := func(cursor string, sdk bool) map[string]any {
 		r.srv.noFastPath.Store(sdk)
 		defer r.srv.noFastPath.Store(false)
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		var params []string
 		if cursor != "" {
-			body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`
+			params = append(params, `"cursor":"`+cursor+`"`)
+		}
+		if version != "" {
+			params = append(params, `"_meta":{"io.modelcontextprotocol/protocolVersion":"`+version+`","io.modelcontextprotocol/clientCapabilities":{}}`)
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		if params != nil {
+			body = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + strings.Join(params, ",") + `}}`
+		}
+		req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+r.keyA)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("MCP-Protocol-Version", version)
+			req.Header.Set("Mcp-Method", "tools/list")
+		}
+		before := r.srv.fastCalls.Load()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if fast := r.srv.fastCalls.Load() > before; fast == sdk {
+			t.Fatalf("%q, cursor %q: the fast path answered: %v", version, cursor, fast)
 		}
 		var v map[string]any
-		json.Unmarshal([]byte(mcpPostAt(t, r, r.keyA, "/mcp", body)), &v)
+		json.NewDecoder(resp.Body).Decode(&v)
 		return v
 	}
 	// A cursor is gob's encoding of the last name, whose type numbers are
@@ -259,7 +344,7 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 			}
 			res, _ := fast["result"].(map[string]any)
 			tools, _ := res["tools"].([]any)
-			t.Logf("%s, page %d: %d tools", what, page, len(tools))
+			t.Logf("%s, %q, page %d: %d tools", what, version, page, len(tools))
 			if fnext == "" {
 				return
 			}
@@ -267,6 +352,9 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 		}
 	}
 	check("no policy")
+	version = "2026-07-28"
+	check("no policy")
+	version = ""
 	// Hide the mutating ones from everyone in the tenant.
 	if st := r.do(t, r.keyA, "PUT", "/v1/policy", `{"rules":[{"name":"reads","effect":"deny","tools":{"mutating":true}}]}`); st.status != 200 {
 		t.Fatalf("policy: %d %s", st.status, st.raw)
@@ -276,5 +364,7 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 		tools, _ := res["tools"].([]any)
 		return len(tools) < 1000
 	})
+	check("mutating hidden")
+	version = "2026-07-28"
 	check("mutating hidden")
 }

@@ -113,31 +113,60 @@ func (ts *Toolset) mcpToolJSON(id string) []byte {
 				continue
 			}
 			ts.mcpJSON[tid] = b
+			if bytes.Contains(b, []byte(`"x-mcp-header"`)) {
+				if ts.mcpHeaders == nil {
+					ts.mcpHeaders = map[string]bool{}
+				}
+				ts.mcpHeaders[tid] = true
+			}
 		}
 	})
 	return ts.mcpJSON[id]
 }
 
+// headerBound says the tool id's input schema binds an argument to a
+// header (x-mcp-header), which the SDK checks on 2026-07-28 calls.
+func (ts *Toolset) headerBound(id string) bool {
+	ts.mcpToolJSON(id)
+	return ts.mcpHeaders[id]
+}
+
+// anyHeaderBound says some tool of the set is headerBound.
+func (ts *Toolset) anyHeaderBound() bool {
+	ts.mcpToolJSON("")
+	return len(ts.mcpHeaders) > 0
+}
+
 // serveMCPList answers a stateless tools/list (params absent, or only a
 // cursor) and reports true, or leaves it to the SDK.
-func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []byte, params gjson.Result) bool {
+func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version string, idJSON []byte, params gjson.Result) bool {
 	cursor := ""
+	var meta gjson.Result
 	if params.Exists() {
 		if !params.IsObject() {
 			return false
 		}
 		ok := true
 		params.ForEach(func(k, v gjson.Result) bool {
-			if k.String() != "cursor" || v.Type != gjson.String {
+			switch k.String() {
+			case "cursor":
+				ok = v.Type == gjson.String
+				cursor = v.Str
+			case "_meta":
+				meta = v
+			default:
 				ok = false
 			}
-			cursor = v.Str
 			return ok
 		})
 		if !ok {
 			return false
 		}
 	}
+	if !modernRequest(r, version, "tools/list", "", meta) {
+		return false
+	}
+	modern := version >= modernVersion
 	after := ""
 	if cursor != "" {
 		var ok bool
@@ -152,6 +181,9 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []b
 		return false
 	}
 	ts := s.Tools()
+	if modern && ts.anyHeaderBound() {
+		return false // the SDK's list leaves out tools whose bindings it refuses
+	}
 	ids := ts.ids // sorted, as the SDK sorts its tools
 	start, _ := slices.BinarySearch(ids, after)
 	if after != "" && start < len(ids) && ids[start] == after {
@@ -168,9 +200,11 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []b
 	result, ok := s.lists.get(key)
 	if !ok {
 		var b bytes.Buffer
-		// As the SDK writes a list result of these protocol versions: its
-		// cache hint (ttlMs 0, public) beside the page.
-		b.WriteString(`{"ttlMs":0,"cacheScope":"public","tools":[`)
+		// As the SDK writes a list result: its cache hint
+		// (mcpCacheable's) beside the page.
+		b.WriteByte('{')
+		b.Write(s.listCacheHint())
+		b.WriteString(`,"tools":[`)
 		n := 0
 		for i, id := range page {
 			if !seen[i] {
@@ -194,19 +228,27 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, idJSON []b
 	noteMCPList(ctx)
 	// The page is written as it is cached, never copied: only the
 	// envelope around it is the request's.
-	head := make([]byte, 0, 40+len(idJSON))
+	head := make([]byte, 0, 128+len(idJSON))
 	head = append(head, `{"jsonrpc":"2.0","id":`...)
 	head = append(head, idJSON...)
 	head = append(head, `,"result":`...)
+	if modern {
+		// 2026-07-28's members first, then the page's own (past its
+		// opening brace).
+		head = append(head, `{"resultType":"complete","_meta":{`...)
+		head = append(head, serverInfoMeta()...)
+		head = append(head, "},"...)
+		result = result[1:]
+	}
 	const tail = "}\n"
 	hd := w.Header()
 	hd["Cache-Control"] = noCache
 	hd["Content-Type"] = jsonType
 	hd.Set("Content-Length", strconv.Itoa(len(head)+len(result)+len(tail)))
+	s.fastCalls.Add(1) // before the answer: a caller that read it sees the count
 	w.WriteHeader(http.StatusOK)
 	w.Write(head)
 	w.Write(result)
 	io.WriteString(w, tail)
-	s.fastCalls.Add(1)
 	return true
 }

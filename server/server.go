@@ -99,6 +99,9 @@ type Config struct {
 	// again (a change reaches every replica within it); 0 means
 	// DefaultPolicyTTL.
 	PolicyTTL time.Duration
+	// ListTTL is how long an MCP client may keep a tools/list before
+	// listing again (its ttlMs); 0 means DefaultListTTL.
+	ListTTL time.Duration
 	// Approvals keeps the approvals of unattended calls; nil: none, and
 	// such a call of a tool that needs one is refused.
 	Approvals ApprovalStore
@@ -135,6 +138,8 @@ type Server struct {
 	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64   // tools/call and tools/list answered by the fast path
 	lists         listCache      // tools/list pages, encoded once per tool set and view
+	discoverOnce  sync.Once      // discover: the server/discover result, asked of the SDK once
+	discover      []byte
 	policies      policyCache
 	policyReads   rereads[*policy.Policy]
 	shortest      atomic.Pointer[shortest] // the shortest timeoutMs of a tool set (beforeCall)

@@ -35,6 +35,9 @@ type Toolset struct {
 
 	mcpJSONOnce sync.Once
 	mcpJSON     map[string][]byte // each tool's JSON in tools/list, encoded on first use
+	// mcpHeaders are the tools whose input schema binds an argument to
+	// a header (x-mcp-header), found with mcpJSON.
+	mcpHeaders map[string]bool
 
 	factsOnce sync.Once
 	facts     map[string]policy.Tool // what a policy selects each tool by, built on first use

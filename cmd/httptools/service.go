@@ -55,6 +55,7 @@ type serviceFlags struct {
 	historyRetention                            time.Duration
 	historyMaxRows                              int
 	refreshInterruptedWait                      time.Duration
+	listTTL                                     time.Duration
 }
 
 // register defines the flags of serve, or with serve false of mcp, which
@@ -72,6 +73,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	fs.IntVar(&f.connsPerHost, "max-conns-per-host", 0, "connections to one upstream host; calls beyond wait for one within their deadline (default half the process's call capacity, at least 64; -1: no bound)")
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
+	fs.DurationVar(&f.listTTL, "list-ttl", server.DefaultListTTL, "how long an MCP client may keep a tools/list before listing again (its ttlMs): a new tool or a changed policy reaches a client within it; calls are decided anew each time")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
 	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve and mcp refuse any other")
 	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
@@ -361,6 +363,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
 		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
+		ListTTL: f.listTTL,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/httptools/httptools/fetch"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// MCP 2026-07-28 on the fast path (bench/run.sh, row "mcp-2026": without
+// it such a request cost 3.7–4.6× REST's CPU, BENCHMARKS.md). From that
+// version a request carries its own protocol version, client and
+// capabilities in params._meta (SEP-2575) and names its method (and, for
+// tools/call, its tool) in the Mcp-Method and Mcp-Name headers; there is
+// no session. A result says "resultType": "complete" and carries the
+// server's identity in its _meta. The fast path reads that much of the
+// specification itself, through the SDK's exported types, and leaves
+// anything else to the SDK: a _meta with more than the three members, a
+// client that can answer elicitations (its calls may be answered
+// input_required, elicit.go), a tool whose schema binds arguments to
+// headers (x-mcp-header).
+
+// modernVersion is the first protocol version of per-request metadata.
+const modernVersion = "2026-07-28"
+
+// DefaultListTTL is how long an MCP client may keep a tools/list (its
+// ttlMs) before listing again: five minutes. The list only grows stale
+// when a reload, a policy or a toolset changes what a caller sees, and a
+// stale list is safe — every call is decided again by the gate, and a
+// tool the caller may no longer see is refused as unknown — so the TTL
+// only bounds how long a new tool stays unseen. Five minutes is a
+// conversation's few turns: clients stop listing every turn, and an
+// operator's change reaches every client within that.
+const DefaultListTTL = 5 * time.Minute
+
+// listTTL is the server's tools/list TTL (Config.ListTTL).
+func (s *Server) listTTL() time.Duration {
+	if s.cfg.ListTTL > 0 {
+		return s.cfg.ListTTL
+	}
+	return DefaultListTTL
+}
+
+// mcpCacheable decides the cache hints of every MCP result that carries
+// them, on the SDK's path (ServerOptions.SetCacheable) and the fast path
+// alike: a tools/list depends on who asks (tenant, key, person, policy,
+// toolset) and is "private"; server/discover is the same for everyone and
+// "public". Both may be kept for the list TTL.
+func (s *Server) mcpCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	c.TTLMs = int(s.listTTL().Milliseconds())
+	c.CacheScope = "public"
+	if _, ok := req.(*mcp.ListToolsRequest); ok {
+		c.CacheScope = "private"
+	}
+}
+
+// listCacheHint is the JSON of a tools/list result's cache hints, as
+// mcpCacheable decides them: "ttlMs":…,"cacheScope":….
+func (s *Server) listCacheHint() []byte {
+	var c mcp.Cacheable
+	s.mcpCacheable(context.Background(), &mcp.ListToolsRequest{}, &c)
+	b, _ := json.Marshal(c)
+	return b[1 : len(b)-1]
+}
+
+// mcpImplementation is the server's identity on MCP.
+func mcpImplementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "httptools", Version: fetch.Version}
+}
+
+// httpMCPOptions are the options of the MCP server at the HTTP door: it
+// is stateless, reaches no client between requests, and so does not
+// advertise tools.listChanged.
+func (s *Server) httpMCPOptions() *mcp.ServerOptions {
+	return &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
+		SetCacheable: s.mcpCacheable}
+}
+
+// serverInfoMeta is the _meta member of a 2026-07-28 result that names
+// the server, without its braces.
+var serverInfoMeta = sync.OnceValue(func() []byte {
+	b, _ := json.Marshal(mcpImplementation())
+	return append([]byte(`"io.modelcontextprotocol/serverInfo":`), b...)
+})
+
+// modernRequest says a request of protocol version is one the fast path
+// answers: before 2026-07-28, one without _meta, or a tools/call whose
+// _meta is trace context only (fastMetaKnown); from it, one whose
+// Mcp-Method header is method (and Mcp-Name, for a tools/call, name) and
+// whose _meta is the request's version, client and capabilities, read as
+// the SDK reads them, and trace context.
+func modernRequest(r *http.Request, version, method, name string, meta gjson.Result) bool {
+	if version < modernVersion {
+		return !meta.Exists() || method == "tools/call" && fastMetaKnown(meta)
+	}
+	if r.Header.Get("Mcp-Method") != method || method == "tools/call" && r.Header.Get("Mcp-Name") != name {
+		return false
+	}
+	if !meta.IsObject() {
+		return false
+	}
+	ok, seenVersion, seenCaps := true, false, false
+	meta.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case mcp.MetaKeyProtocolVersion:
+			seenVersion = v.Type == gjson.String && v.Str == version
+			ok = seenVersion
+		case mcp.MetaKeyClientInfo:
+			var impl mcp.Implementation
+			ok = v.IsObject() && json.Unmarshal([]byte(v.Raw), &impl) == nil
+		case mcp.MetaKeyClientCapabilities:
+			// As the SDK reads them (roots at the top, 2026-07-28's
+			// place); a client that answers elicitations is the SDK's.
+			var caps struct {
+				mcp.ClientCapabilities
+				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+			}
+			seenCaps = v.IsObject() && json.Unmarshal([]byte(v.Raw), &caps) == nil && caps.Elicitation == nil
+			ok = seenCaps
+		case "traceparent", "tracestate", "baggage":
+			ok = method == "tools/call" && v.Type == gjson.String // mcptrace.go
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return ok && seenVersion && seenCaps
+}
+
+// modernStatus is the HTTP status of a JSON-RPC error answered under
+// version (SEP-2575: method not found is 404; invalid params, an
+// unsupported version or missing capabilities 400), 200 before it.
+func modernStatus(version string, code int64) int {
+	if version < modernVersion {
+		return http.StatusOK
+	}
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// serveMCPDiscover answers a 2026-07-28 server/discover (params only the
+// request's _meta) and reports true, or leaves it to the SDK.
+func (s *Server) serveMCPDiscover(w http.ResponseWriter, r *http.Request, version string, idJSON []byte, params gjson.Result) bool {
+	if version < modernVersion || !params.IsObject() {
+		return false
+	}
+	var meta gjson.Result
+	ok := true
+	params.ForEach(func(k, v gjson.Result) bool {
+		ok = k.String() == "_meta"
+		meta = v
+		return ok
+	})
+	if !ok || !modernRequest(r, version, "server/discover", "", meta) {
+		return false
+	}
+	result := s.discoverResult()
+	if result == nil {
+		return false
+	}
+	out := make([]byte, 0, 40+len(idJSON)+len(result))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, idJSON...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	out = append(out, "}\n"...)
+	if a := accessOf(r.Context()); a != nil {
+		a.rpc, a.outcome, a.outcomeKnown = "server/discover", "", true
+	}
+	h := w.Header()
+	h["Cache-Control"] = noCache
+	h["Content-Type"] = jsonType
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	s.fastCalls.Add(1) // before the answer: a caller that read it sees the count
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
+	return true
+}
+
+// discoverResult is the server/discover result: the SDK's own answer
+// (its capabilities, protocol versions and cache hints), asked of its
+// handler once and kept; nil when it did not answer, and the SDK then
+// answers every discover itself.
+func (s *Server) discoverResult() []byte {
+	s.discoverOnce.Do(func() {
+		body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + modernVersion +
+			`","` + mcp.MetaKeyClientCapabilities + `":{}}}}`
+		req, err := http.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", modernVersion)
+		req.Header.Set("Mcp-Method", "server/discover")
+		rec := &recorder{header: http.Header{}}
+		s.mcpHandler().ServeHTTP(rec, req)
+		if res := gjson.GetBytes(rec.body.Bytes(), "result"); rec.status == http.StatusOK && res.IsObject() {
+			s.discover = []byte(res.Raw)
+		}
+	})
+	return s.discover
+}
+
+// recorder is the ResponseWriter discoverResult hands the SDK.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(p)
+}
