@@ -29,6 +29,7 @@ func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallT
 		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}, SetCacheable: s.mcpCacheable}, tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	s.SyncMCP(srv, tenant, person)
+	s.listenStdio(srv, tenant, toolset, person)
 	return srv
 }
 
@@ -41,6 +42,10 @@ func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallT
 func (s *Server) mcpPolicy(tenant, toolset string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" && tenant == "" {
+				res, err := next(ctx, method, req)
+				return withoutListChanged(res), err // stateless HTTP before 2026-07-28 (mcplisten.go)
+			}
 			if method != "tools/list" && method != "tools/call" {
 				return next(ctx, method, req)
 			}
@@ -351,6 +356,9 @@ const CallContextMeta = "httptools/context"
 // them.
 func (s *Server) mcpHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if isListen(r) {
+			return s.mcpListenServer()
+		}
 		return s.Tools().mcpServer(s)
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.cfg.Logger, MaxRequestBodyBytes: s.cfg.MaxInputBytes})
 }

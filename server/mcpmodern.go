@@ -78,10 +78,11 @@ func mcpImplementation() *mcp.Implementation {
 }
 
 // httpMCPOptions are the options of the MCP server at the HTTP door: it
-// is stateless, reaches no client between requests, and so does not
-// advertise tools.listChanged.
+// is stateless, and advertises tools.listChanged for 2026-07-28's
+// subscriptions/listen (mcplisten.go; an older version's initialize
+// answers without it: withoutListChanged).
 func (s *Server) httpMCPOptions() *mcp.ServerOptions {
-	return &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
+	return &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		SetCacheable: s.mcpCacheable}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,8 @@ import (
 // TestMCPToolsAsClientsSeeThem: every tool lists with an object input and
 // output schema (non-object outputs wrapped under "result", $refs
 // rewritten), annotations from the manifest, and structuredContent that
-// matches; over HTTP tools.listChanged is not advertised.
+// matches; over HTTP tools.listChanged is advertised to 2026-07-28
+// (subscriptions/listen), not to an older version's stateless initialize.
 func TestMCPToolsAsClientsSeeThem(t *testing.T) {
 	r := newRig(t)
 	dir := r.srv.cfg.ToolsDir
@@ -43,8 +45,17 @@ func TestMCPToolsAsClientsSeeThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := mcpSession(t, r.http.URL, r.keyA)
-	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged {
-		t.Errorf("HTTP capabilities %+v: want tools without listChanged", caps.Tools)
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Errorf("HTTP capabilities under 2026-07-28 %+v: want tools.listChanged", caps.Tools)
+	}
+	old, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.http.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: keyTransport{key: r.keyA}}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if caps := old.InitializeResult().Capabilities; old.InitializeResult().ProtocolVersion != "2025-11-25" || caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("HTTP capabilities under %s %+v: want tools without listChanged", old.InitializeResult().ProtocolVersion, caps.Tools)
 	}
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {

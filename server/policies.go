@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,8 +52,9 @@ type policyCache struct {
 }
 
 type policyEntry struct {
-	p  *policy.Policy // nil: none
-	at time.Time
+	p   *policy.Policy // nil: none
+	doc []byte         // as stored; nil: none
+	at  time.Time
 }
 
 // policyOf returns tenant's policy (nil for none), read again once it is
@@ -111,10 +113,16 @@ func (s *Server) readPolicy(ctx context.Context, tenant string) (*policy.Policy,
 	if c.m == nil {
 		c.m = map[string]policyEntry{}
 	}
+	prev, had := c.m[tenant]
 	if c.gen == gen {
-		c.m[tenant] = policyEntry{p: p, at: time.Now()}
+		c.m[tenant] = policyEntry{p: p, doc: doc, at: time.Now()}
 	}
 	c.mu.Unlock()
+	if had && !bytes.Equal(prev.doc, doc) {
+		// Changed since last read (on another replica): MCP clients
+		// whose view it changes are told (mcplisten.go).
+		s.viewsChanged()
+	}
 	return p, nil
 }
 

@@ -74,6 +74,7 @@ func (s *Server) setPolicy(ctx context.Context, k *auth.APIKey, doc []byte) erro
 		return s.storeRefusal("storing the tool policy", err)
 	}
 	s.policies.forget(k.Tenant)
+	s.viewsChanged()
 	return nil
 }
 

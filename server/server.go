@@ -141,6 +141,7 @@ type Server struct {
 	discoverOnce  sync.Once      // discover: the server/discover result, asked of the SDK once
 	discover      []byte
 	policies      policyCache
+	listeners     viewListeners // MCP clients told when what their caller sees changes (mcplisten.go)
 	policyReads   rereads[*policy.Policy]
 	shortest      atomic.Pointer[shortest] // the shortest timeoutMs of a tool set (beforeCall)
 }
@@ -196,6 +197,7 @@ func (s *Server) Reload() error {
 		return fmt.Errorf("%s holds no manifest (*.json) now: write one, or stop the service to serve none", s.cfg.ToolsDir)
 	}
 	s.tools.Store(ts)
+	s.viewsChanged()
 	// A reload checks every remote MCP tool against its server again on
 	// its next use, the ones whose manifest did not change (and were
 	// kept) too: the server may have.
