@@ -25,11 +25,12 @@ func (c *listChangedCounter) client() *mcp.Client {
 	})
 }
 
-// listenHTTP is a 2026-07-28 session of the Go SDK's client at base/mcp
-// with key, listening for tool list changes (subscriptions/listen).
-func (c *listChangedCounter) listenHTTP(t *testing.T, base, key string) *mcp.ClientSession {
+// listenHTTP is a 2026-07-28 session of the Go SDK's client
+// with key, listening for tool list changes (subscriptions/listen) at
+// endpoint.
+func (c *listChangedCounter) listenHTTP(t *testing.T, endpoint, key string) *mcp.ClientSession {
 	t.Helper()
-	cs, err := c.client().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
+	cs, err := c.client().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint,
 		HTTPClient: &http.Client{Transport: keyTransport{key: key}}, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
@@ -108,9 +109,9 @@ func TestListChangedPerTenant(t *testing.T) {
 	t.Cleanup(otherHTTP.Close)
 
 	var a26, a25, aOther, b26, b25 listChangedCounter
-	a26.listenHTTP(t, r.http.URL, r.keyA)
-	b26.listenHTTP(t, r.http.URL, r.keyB)
-	aOther.listenHTTP(t, otherHTTP.URL, r.keyA)
+	a26.listenHTTP(t, r.http.URL+"/mcp", r.keyA)
+	b26.listenHTTP(t, r.http.URL+"/mcp", r.keyB)
+	aOther.listenHTTP(t, otherHTTP.URL+"/mcp", r.keyA)
 	a25.listenStdio(t, r.srv.MCPServer("tenant-a", nil))
 	b25.listenStdio(t, r.srv.MCPServer("tenant-b", nil))
 	if n := r.srv.listenerCount(); n != 4 {
@@ -175,5 +176,43 @@ func TestListChangedPerTenant(t *testing.T) {
 	other.recheckViews()
 	if got, want := counts(), [5]int64{2, 2, 2, 2, 2}; got != want {
 		t.Errorf("after a reload: %v, want %v", got, want)
+	}
+}
+
+// TestListChangedPerToolset: two listeners of one tenant, at two
+// toolsets' endpoints; a policy put that changes one toolset's tools
+// notifies its listener once and not the other's.
+func TestListChangedPerToolset(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Policies = c.Store.(PolicyStore) })
+	put := func(doc string) {
+		t.Helper()
+		if st := r.do(t, r.keyA, "PUT", "/v1/policy", doc); st.status != 200 {
+			t.Fatalf("policy: %d %s", st.status, st.raw)
+		}
+	}
+	put(`{"rules":[],"toolsets":{"reads":{"ids":["t.echo"]},"mail":{"ids":["t.mail"]}}}`)
+	var reads, mail listChangedCounter
+	reads.listenHTTP(t, r.http.URL+"/mcp/reads", r.keyA)
+	mail.listenHTTP(t, r.http.URL+"/mcp/mail", r.keyA)
+	toolsets := func() map[string]int64 {
+		r.srv.recheckViews()
+		r.srv.listeners.mu.Lock()
+		defer r.srv.listeners.mu.Unlock()
+		out := map[string]int64{}
+		for l := range r.srv.listeners.m {
+			out[l.toolset] += l.told.Load()
+		}
+		return out
+	}
+	if got := fmt.Sprint(toolsets()); got != "map[mail:0 reads:0]" {
+		t.Fatalf("listeners by toolset, before: %s", got)
+	}
+	put(`{"rules":[],"toolsets":{"reads":{"ids":["t.echo","t.secret"]},"mail":{"ids":["t.mail"]}}}`)
+	testkit.WaitFor(t, "the reads listener to be notified", func() bool { return reads.n.Load() >= 1 })
+	if got := fmt.Sprint(toolsets()); got != "map[mail:0 reads:1]" {
+		t.Errorf("sent by toolset: %s", got)
+	}
+	if n, m := reads.n.Load(), mail.n.Load(); n != 1 || m != 0 {
+		t.Errorf("notifications: reads %d, mail %d; want 1, 0", n, m)
 	}
 }
