@@ -2,13 +2,16 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/connections"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -159,7 +162,8 @@ func isListen(r *http.Request) bool {
 // acknowledges the subscription and sends notifications/tools/list_changed
 // on the stream when the caller's view changes. While the listen lasts,
 // its caller is a listener, and its policies are read again every policy
-// TTL, so that a change made on another replica reaches it too.
+// TTL, so that a change made on another replica reaches it too; so is its
+// API key, and the listen ends once the key is revoked.
 func (s *Server) mcpListenServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "httptools", Version: fetch.Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
@@ -177,24 +181,41 @@ func (s *Server) mcpListenServer() *mcp.Server {
 				notify: func() { srv.AddTool(listenTool, listenToolHandler) }}
 			s.addListener(ctx, l)
 			defer s.removeListener(l)
-			poll, stop := context.WithCancel(ctx)
-			defer stop()
+			listen, end := context.WithCancel(ctx)
+			defer end()
+			bearer, _ := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
 			go func() {
 				t := time.NewTicker(s.policyTTL())
 				defer t.Stop()
 				for {
 					select {
-					case <-poll.Done():
+					case <-listen.Done():
 						return
 					case <-t.C:
+						if s.keyRevoked(listen, bearer) {
+							end() // the listen ends with its key
+							return
+						}
 						s.recheckView(l)
 					}
 				}
 			}()
-			return next(ctx, method, req) // until the client ends the listen
+			return next(listen, method, req) // until the client ends the listen, or its key is revoked
 		}
 	})
 	return srv
+}
+
+// keyRevoked says the API key bearer is known to be revoked now (as a
+// call's check would find it: at once on this replica, within
+// keyCacheTTL on others). An access token, or a store that does not
+// answer, is not.
+func (s *Server) keyRevoked(ctx context.Context, bearer string) bool {
+	if !strings.HasPrefix(bearer, auth.APIKeyPrefix) {
+		return false
+	}
+	_, err := s.keyOf(ctx, bearer)
+	return errors.Is(err, connections.ErrNotFound)
 }
 
 // listenStdio makes srv, a long-lived (stdio) server of tenant's, a

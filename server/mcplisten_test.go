@@ -216,3 +216,30 @@ func TestListChangedPerToolset(t *testing.T) {
 		t.Errorf("notifications: reads %d, mail %d; want 1, 0", n, m)
 	}
 }
+
+// TestListenEndsWithItsKey: a listen whose API key is revoked ends (its
+// listener is gone) within a policy TTL; another key's listen goes on.
+func TestListenEndsWithItsKey(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Policies = c.Store.(PolicyStore); c.PolicyTTL = 100 * time.Millisecond })
+	doomed, k, err := r.store.CreateAPIKey(context.Background(), "tenant-a", "admin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, kept listChangedCounter
+	a.listenHTTP(t, r.http.URL+"/mcp", doomed)
+	kept.listenHTTP(t, r.http.URL+"/mcp", r.keyA)
+	if n := r.srv.listenerCount(); n != 2 {
+		t.Fatalf("%d listeners, want 2", n)
+	}
+	if st := r.do(t, r.keyA, "DELETE", "/v1/keys/"+k.ID, ""); st.status != 204 {
+		t.Fatalf("revoke: %d %s", st.status, st.raw)
+	}
+	testkit.WaitFor(t, "the revoked key's listen to end", func() bool { return r.srv.listenerCount() == 1 })
+	r.srv.listeners.mu.Lock()
+	for l := range r.srv.listeners.m {
+		if l.key == nil || l.key.ID == k.ID {
+			t.Errorf("the listener left is %+v", l.key)
+		}
+	}
+	r.srv.listeners.mu.Unlock()
+}
