@@ -2,10 +2,13 @@
 # Load benchmark: one table, in one run, of requests/s, p50, p99 and RSS for
 # nginx as a reverse proxy, the Go floor (bench/floor: a bare net/http hop
 # with the JSON envelope), httptools REST invoke, MCP tools/call with 1 tool
-# and with 1000 tools loaded — all in front of the same local upstream that
-# returns 1 KiB of JSON, under the same concurrent load — and the ratios
-# against issue 11's goals.
+# and with 1000 tools loaded, MCP 2026-07-28 tools/call, tools/list and
+# server/discover — all in front of the same local upstream that returns
+# 1 KiB of JSON, under the same concurrent load — and the ratios against
+# issue 11's and issue 40's goals.
 #   bash bench/run.sh [concurrency] [seconds] [rounds]
+#   ROWS="rest mcp-1 mcp-2026" bash bench/run.sh …   only those rows (in that
+#   order, reversed every other round), without the proxy, floor and reload rows
 # Every row runs once per round, rounds back to back; the table gives each
 # row's median req/s and p99 over the rounds, with their range, and each
 # goal's ratio is the median over the rounds of the ratio of two rows run
@@ -83,6 +86,13 @@ rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 INVOKE='{"input":{"id":"1"}}'
 CALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"}}}'
 MCPH=(-H "Accept: application/json, text/event-stream" -H "MCP-Protocol-Version: 2025-11-25")
+# MCP 2026-07-28: each request carries its version, client and capabilities
+# in _meta, and its method (and tool) in headers.
+META26='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}'
+CALL26='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.get-issue","arguments":{"id":"1"},'"$META26"'}}'
+LIST26='{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{'"$META26"'}}'
+DISCOVER26='{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{'"$META26"'}}'
+MCPH26=(-H "Accept: application/json, text/event-stream" -H "MCP-Protocol-Version: 2026-07-28")
 # ticks: the CPU time (user + system, in clock ticks) the given processes
 # have used so far.
 ticks() {
@@ -108,20 +118,28 @@ echo "load: $CONC concurrent workers for ${SECS}s per row and round, $ROUNDS rou
 # within a minute here, the upstream's own CPU per request with it — falls
 # on both sides of a ratio alike; the goals are read on the median of the
 # per-round ratios.
-rows=(floor rest mcp-1 mcp-1000)
+rows=(floor rest mcp-1 mcp-2026 mcp-1000 mcp-2026-list mcp-2026-discover)
+[ -n "${ROWS:-}" ] && read -r -a rows <<< "$ROWS"
 row() {
   case $1 in
     floor) run floor "$FLOOR_PID" -url "http://127.0.0.1:$FLOOR/invoke" -method POST -body "$INVOKE" ;;
     rest) run rest "$SVC_PID" -url "http://127.0.0.1:$SVC/v1/tools/bench.get-issue/invoke" -method POST -body "$INVOKE" -key "$KEY" ;;
     mcp-1) run mcp-1 "$SVC_PID" -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL" -key "$KEY" "${MCPH[@]}" ;;
     mcp-1000) run mcp-1000 "$MANY_PID" -url "http://127.0.0.1:$MANY/mcp" -method POST -body "$CALL" -key "$MKEY" "${MCPH[@]}" ;;
+    mcp-2026) run mcp-2026 "$SVC_PID" -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$CALL26" -key "$KEY" "${MCPH26[@]}" \
+      -H "Mcp-Method: tools/call" -H "Mcp-Name: bench.get-issue" ;;
+    mcp-2026-list) run mcp-2026-list "$SVC_PID" -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$LIST26" -key "$KEY" "${MCPH26[@]}" -H "Mcp-Method: tools/list" ;;
+    mcp-2026-discover) run mcp-2026-discover "$SVC_PID" -url "http://127.0.0.1:$SVC/mcp" -method POST -body "$DISCOVER26" -key "$KEY" "${MCPH26[@]}" -H "Mcp-Method: server/discover" ;;
+    *) echo "unknown row $1" >&2; exit 2 ;;
   esac
 }
 for round in $(seq "$ROUNDS"); do
   # PPROF=127.0.0.1:6060 also writes a CPU profile of serve during the first REST row.
   [ -n "${PPROF:-}" ] && [ "$round" = 1 ] && (sleep 3; curl -s "http://$PPROF/debug/pprof/profile?seconds=$((SECS-2))" > /tmp/httptools-serve.pprof) &
-  if [ $((round % 2)) = 1 ]; then order=("${rows[@]}"); else order=(mcp-1000 mcp-1 rest floor); fi
+  order=("${rows[@]}")
+  if [ $((round % 2)) = 0 ]; then order=(); for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done; fi
   for r in "${order[@]}"; do row "$r"; done
+  [ -n "${ROWS:-}" ] && continue
   run nginx "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr "\n" " ")" -url "http://127.0.0.1:$NGX/items/1"
   run floor-gogc400 "$FLOOR4_PID" -url "http://127.0.0.1:$FLOOR4/invoke" -method POST -body "$INVOKE"
   # Reload of 1000 tools under load: the same REST row with and without a
@@ -154,12 +172,16 @@ for line in open(sys.argv[1]):
         x["cpu_us"] = int(ticks) * tick_us / max(1, x["requests"])
         runs.setdefault(name, []).append(x)
 med = {k: {m: statistics.median(x[m] for x in v) for m in ("rps", "p50_ms", "p99_ms", "cpu_us")} | {"errors": sum(x["errors"] for x in v)} for k, v in runs.items()}
-mem = {"nginx": None, "floor": rss["floor"], "floor-gogc400": None, "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"]}
+mem = {"nginx": None, "floor": rss["floor"], "floor-gogc400": None, "rest": rss["serve"], "mcp-1": rss["serve"], "mcp-1000": rss["many"], "rest-1000": rss["many"], "rest-1000-reload": rss["many"],
+       "mcp-2026": rss["serve"], "mcp-2026-list": rss["serve"], "mcp-2026-discover": rss["serve"]}
 labels = {"nginx": "nginx reverse proxy", "floor": "Go floor (bench/floor)", "floor-gogc400": "Go floor, GOGC=400 (serve's default)", "rest": "httptools REST invoke", "mcp-1": "httptools MCP tools/call, 1 tool",
-          "mcp-1000": "httptools MCP tools/call, 1000 tools", "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms"}
+          "mcp-1000": "httptools MCP tools/call, 1000 tools", "rest-1000": "httptools REST invoke, 1000 tools", "rest-1000-reload": "the same, SIGHUP reload every 250 ms",
+          "mcp-2026": "httptools MCP 2026-07-28 tools/call", "mcp-2026-list": "httptools MCP 2026-07-28 tools/list", "mcp-2026-discover": "httptools MCP 2026-07-28 server/discover"}
 print("| path | req/s (median) | req/s range | p50 ms | p99 ms (median) | p99 range | CPU µs/req | RSS MiB | errors |")
 print("|---|---|---|---|---|---|---|---|---|")
-for k in ("nginx", "floor", "floor-gogc400", "rest", "mcp-1", "mcp-1000", "rest-1000", "rest-1000-reload"):
+for k in ("nginx", "floor", "floor-gogc400", "rest", "mcp-1", "mcp-2026", "mcp-2026-list", "mcp-2026-discover", "mcp-1000", "rest-1000", "rest-1000-reload"):
+    if k not in runs:
+        continue
     x, m, v = med[k], mem[k], runs[k]
     rr = f"{min(y['rps'] for y in v):.0f}–{max(y['rps'] for y in v):.0f}"
     pr = f"{min(y['p99_ms'] for y in v):.2f}–{max(y['p99_ms'] for y in v):.2f}"
@@ -178,6 +200,11 @@ def paired(a, b, what):
     return f"{statistics.median(p):.2f} (ratio of the medians {ratio(a, b, what):.2f}; per round {fmt(p)})"
 print()
 print("Ratios: the median of the per-round ratios of two rows run back to back, in flipped order every other round.")
+for k, what in (("mcp-1", "MCP 2025-11-25 tools/call"), ("mcp-2026", "MCP 2026-07-28 tools/call"), ("mcp-2026-list", "MCP 2026-07-28 tools/list"), ("mcp-2026-discover", "MCP 2026-07-28 server/discover")):
+    if k in runs and "rest" in runs:
+        print(f"{what} / REST: CPU per call {paired(k,'rest','cpu_us')}, goal <= 1.15; req/s {paired(k,'rest','rps')}, goal >= 0.9; p99 {paired(k,'rest','p99_ms')}, goal <= 1.2")
+if "floor" not in runs or "nginx" not in runs:
+    sys.exit(0)
 print(f"REST / Go floor: req/s {paired('rest','floor','rps')}, goal >= 0.9")
 print(f"REST / Go floor: p99 {paired('rest','floor','p99_ms')}, goal <= 1.2")
 print(f"REST / Go floor at GOGC=400 (not adjacent): req/s {paired('rest','floor-gogc400','rps')}")

@@ -116,8 +116,7 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 			seenVersion = v.Type == gjson.String && v.Str == version
 			ok = seenVersion
 		case mcp.MetaKeyClientInfo:
-			var impl mcp.Implementation
-			ok = v.IsObject() && json.Unmarshal([]byte(v.Raw), &impl) == nil
+			ok = v.IsObject() && (allStrings(v) || json.Unmarshal([]byte(v.Raw), new(mcp.Implementation)) == nil)
 		case mcp.MetaKeyClientCapabilities:
 			// As the SDK reads them (roots at the top, 2026-07-28's
 			// place); a client that answers elicitations is the SDK's.
@@ -125,7 +124,7 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 				mcp.ClientCapabilities
 				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 			}
-			seenCaps = v.IsObject() && json.Unmarshal([]byte(v.Raw), &caps) == nil && caps.Elicitation == nil
+			seenCaps = v.IsObject() && (v.Raw == "{}" || json.Unmarshal([]byte(v.Raw), &caps) == nil && caps.Elicitation == nil)
 			ok = seenCaps
 		case "traceparent", "tracestate", "baggage":
 			ok = method == "tools/call" && v.Type == gjson.String // mcptrace.go
@@ -135,6 +134,17 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 		return ok
 	})
 	return ok && seenVersion && seenCaps
+}
+
+// allStrings says every member of the object v is a string (a client's
+// identity usually is: it then decodes as an mcp.Implementation).
+func allStrings(v gjson.Result) bool {
+	ok := true
+	v.ForEach(func(_, m gjson.Result) bool {
+		ok = m.Type == gjson.String
+		return ok
+	})
+	return ok
 }
 
 // modernStatus is the HTTP status of a JSON-RPC error answered under
