@@ -27,6 +27,7 @@ func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) stri
 func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallToolRequest) string) *mcp.Server {
 	srv := mcp.NewServer(mcpImplementation(),
 		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}, SetCacheable: s.mcpCacheable}, tenant, toolset))
+	srv.AddReceivingMiddleware(s.mcpNotices(false))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	s.SyncMCP(srv, tenant, person)
 	s.listenStdio(srv, tenant, toolset, person)
@@ -367,6 +368,7 @@ func (s *Server) mcpHandler() http.Handler {
 func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 	ts.mcpOnce.Do(func() {
 		srv := mcp.NewServer(mcpImplementation(), s.completing(s.httpMCPOptions(), "", ""))
+		srv.AddReceivingMiddleware(s.mcpNotices(true))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv

@@ -141,6 +141,7 @@ type Server struct {
 	discoverOnce  sync.Once      // discover: the server/discover result, asked of the SDK once
 	discover      []byte
 	policies      policyCache
+	levels        logLevels     // logging levels of HTTP clients before 2026-07-28 (mcpnotices.go)
 	listeners     viewListeners // MCP clients told when what their caller sees changes (mcplisten.go)
 	policyReads   rereads[*policy.Policy]
 	shortest      atomic.Pointer[shortest] // the shortest timeoutMs of a tool set (beforeCall)
@@ -265,6 +266,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
 	mcpHandler := s.mcpHandler()
+	noticeHandler := s.mcpNoticeHandler() // a call's notices as events (mcpnotices.go)
 	serveMCP := func(w http.ResponseWriter, r *http.Request) {
 		if k := identity(r.Context()); k.Role == auth.RolePerson {
 			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
@@ -294,6 +296,11 @@ func (s *Server) Handler() http.Handler {
 				// Over the cap: the SDK must still see the error (and answer 413).
 				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 				mcpHandler.ServeHTTP(w, r)
+				return
+			}
+			if s.wantsNotices(r, body) {
+				noteRPC(r.Context(), body)
+				serveRPC(w, r, noticeHandler, body)
 				return
 			}
 			if !s.noFastPath.Load() {

@@ -92,6 +92,7 @@ func TestConformance(t *testing.T) {
 	t.Logf("conformance: %d passed, %d expected failures, %d scenarios", len(passed), len(failed), len(passed)+len(failed))
 	if len(bad) > 0 {
 		t.Logf("suite output:\n%s", out.String())
+		t.Logf("serve's log:\n%s", p.stderr)
 		t.Fatalf("%d scenarios disagree with expected-failures.txt:\n%s", len(bad), strings.Join(bad, "\n"))
 	}
 }
