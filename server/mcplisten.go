@@ -46,6 +46,9 @@ type viewListener struct {
 	toolset string
 	// notify tells the listener's client that the tools changed.
 	notify func()
+	// end ends the listen (nil: a stdio server's, which ends with its
+	// process).
+	end func()
 
 	mu   sync.Mutex
 	view []*synth.Tool // as last told
@@ -59,6 +62,9 @@ type viewListeners struct {
 	// checking serializes rechecks: two must not tell one listener of one
 	// change twice.
 	checking sync.Mutex
+	// ended: the service is stopping (EndListens), and a listen ends as
+	// it starts.
+	ended bool
 }
 
 // viewOf is the tools l's caller sees now, in id order.
@@ -77,15 +83,41 @@ func (s *Server) viewOf(ctx context.Context, l *viewListener) ([]*synth.Tool, er
 	return view, nil
 }
 
-// addListener starts telling l of changes to its view as it is now.
+// addListener starts telling l of changes to its view as it is now; after
+// EndListens, it ends l instead.
 func (s *Server) addListener(ctx context.Context, l *viewListener) {
 	l.view, _ = s.viewOf(ctx, l) // none read: the first view read is a change
 	s.listeners.mu.Lock()
+	if s.listeners.ended && l.end != nil {
+		s.listeners.mu.Unlock()
+		l.end()
+		return
+	}
 	if s.listeners.m == nil {
 		s.listeners.m = map[*viewListener]struct{}{}
 	}
 	s.listeners.m[l] = struct{}{}
 	s.listeners.mu.Unlock()
+}
+
+// EndListens ends every MCP subscriptions/listen stream, now and as they
+// come: each answers its result and its client may listen again, to
+// another replica. A service that stops calls it before its HTTP server's
+// Shutdown, which would otherwise wait its whole drain for streams that
+// never end by themselves. Drain calls it too.
+func (s *Server) EndListens() {
+	s.listeners.mu.Lock()
+	s.listeners.ended = true
+	var ends []func()
+	for l := range s.listeners.m {
+		if l.end != nil {
+			ends = append(ends, l.end)
+		}
+	}
+	s.listeners.mu.Unlock()
+	for _, end := range ends {
+		end()
+	}
 }
 
 func (s *Server) removeListener(l *viewListener) {
@@ -177,12 +209,12 @@ func (s *Server) mcpListenServer() *mcp.Server {
 				h = ex.Header
 			}
 			tenant, person := mcpCaller(ctx, h)
-			l := &viewListener{tenant: tenant, key: identity(ctx), person: person, toolset: toolsetOf(ctx),
-				notify: func() { srv.AddTool(listenTool, listenToolHandler) }}
-			s.addListener(ctx, l)
-			defer s.removeListener(l)
 			listen, end := context.WithCancel(ctx)
 			defer end()
+			l := &viewListener{tenant: tenant, key: identity(ctx), person: person, toolset: toolsetOf(ctx),
+				notify: func() { srv.AddTool(listenTool, listenToolHandler) }, end: end}
+			s.addListener(ctx, l)
+			defer s.removeListener(l)
 			bearer, _ := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
 			go func() {
 				t := time.NewTicker(s.policyTTL())

@@ -243,3 +243,35 @@ func TestListenEndsWithItsKey(t *testing.T) {
 	}
 	r.srv.listeners.mu.Unlock()
 }
+
+// TestEndListens: EndListens ends every listen (each stream answers its
+// result), and a listen that comes after it ends as it starts, so an HTTP
+// server's Shutdown waits for none.
+func TestEndListens(t *testing.T) {
+	r := newRig(t)
+	var a, b listChangedCounter
+	a.listenHTTP(t, r.http.URL+"/mcp", r.keyA)
+	b.listenHTTP(t, r.http.URL+"/mcp", r.keyB)
+	if n := r.srv.listenerCount(); n != 2 {
+		t.Fatalf("%d listeners, want 2", n)
+	}
+	r.srv.EndListens()
+	testkit.WaitFor(t, "the listens to end", func() bool { return r.srv.listenerCount() == 0 })
+	var late listChangedCounter
+	late.listenHTTP(t, r.http.URL+"/mcp", r.keyA)
+	if n := r.srv.listenerCount(); n != 0 {
+		t.Errorf("%d listeners after EndListens, want 0", n)
+	}
+	// The HTTP server closes: no request is left open (Close waits for
+	// every one).
+	closed := make(chan struct{})
+	go func() { r.http.Close(); close(closed) }()
+	testkit.WaitFor(t, "the HTTP server to close", func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	})
+}

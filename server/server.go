@@ -396,8 +396,12 @@ const mcpUndrawnBody = 16 << 10
 const readyzTimeout = 800 * time.Millisecond
 
 // Drain makes /readyz answer 503 from now on: the service is stopping, and
-// a load balancer that checks it sends it nothing new.
-func (s *Server) Drain() { s.draining.Store(true) }
+// a load balancer that checks it sends it nothing new. MCP listens end
+// (EndListens).
+func (s *Server) Drain() {
+	s.draining.Store(true)
+	s.EndListens() // their clients listen again elsewhere
+}
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {

@@ -172,6 +172,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			log.Info("stopping: draining calls in flight", "timeout", drain.String())
 			logs.Flush()
 			sctx, cancel := context.WithTimeout(ctx, *drain)
+			srv.EndListens() // MCP listen streams end by themselves only with their clients
 			err := hs.Shutdown(sctx)
 			cancel()
 			if err != nil {
