@@ -37,6 +37,9 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 		}
 		return nil, &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonUpstreamStatus, Status: resp.Status, Body: start, Message: msg, Outside: said}
 	}
+	if mt := binaryMedia(resp.Header.Get("Content-Type"), resp.Body); mt != "" {
+		return mediaOutput(resp, mt), nil // media.go
+	}
 	if !h.spec.Parse() {
 		out := &synth.Output{Status: resp.Status, Attempts: resp.Attempts}
 		if !utf8.Valid(resp.Body) {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/synth"
 )
@@ -230,6 +231,11 @@ func metaJSON(res *synth.Result) []byte {
 	b = strconv.AppendInt(b, res.Duration.Milliseconds(), 10)
 	b = append(b, `,"outsideData":`...)
 	b = strconv.AppendBool(b, res.OutsideData)
+	if res.MediaType != "" {
+		// The output is the base64 text of bytes of this type.
+		b = append(b, `,"mediaType":`...)
+		b, _ = jsontext.AppendQuote(b, res.MediaType)
+	}
 	return append(b, "}}\n"...)
 }
 

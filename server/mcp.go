@@ -178,7 +178,7 @@ func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person
 			if res.ask != nil {
 				return &mcp.CallToolResult{InputRequests: res.ask, RequestState: res.state}, nil // input_required
 			}
-			out := &mcp.CallToolResult{Meta: res.meta(), IsError: res.isError, Content: []mcp.Content{&mcp.TextContent{Text: res.text()}}}
+			out := &mcp.CallToolResult{Meta: res.meta(), IsError: res.isError, Content: res.content()}
 			if sc := res.structuredContent(); sc != nil {
 				out.StructuredContent = sc
 			}
@@ -222,6 +222,10 @@ type mcpResult struct {
 	// its retry echoes (elicit.go).
 	ask   mcp.InputRequestMap
 	state string
+	// media is the output's media type when the upstream answered bytes:
+	// the output is their base64 text, offered as a media block
+	// (mcpmedia.go).
+	media string
 }
 
 // text is the result's text content: the output (inside its boundary when
@@ -309,7 +313,7 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 		text, framed := errorText(tool.ID(), err)
 		return mcpResult{errText: text, isError: true, outside: tool.OutsideData() || framed}, nil
 	}
-	r := mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil, outside: res.OutsideData, tool: tool.ID()}
+	r := mcpResult{output: res.Output, wrapped: mt.Wrapped, structured: mt.Tool.OutputSchema != nil, outside: res.OutsideData, tool: tool.ID(), media: res.MediaType}
 	if r.outside {
 		r.marker = newMarker()
 	}

@@ -177,16 +177,20 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		case res.outside:
 			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true},`...)
 		}
-		out = append(out, `"content":[{"type":"text","text":`...)
-		switch {
-		case res.isError:
-			out = appendQuoted(out, res.errText)
-		case res.outside:
-			out = appendQuoted(out, res.text())
-		default:
-			out = appendQuoted(out, res.output)
+		if res.media != "" && !res.isError {
+			out = res.appendMediaContent(out) // mcpmedia.go
+		} else {
+			out = append(out, `"content":[{"type":"text","text":`...)
+			switch {
+			case res.isError:
+				out = appendQuoted(out, res.errText)
+			case res.outside:
+				out = appendQuoted(out, res.text())
+			default:
+				out = appendQuoted(out, res.output)
+			}
+			out = append(out, "}]"...)
 		}
-		out = append(out, "}]"...)
 		if !res.isError && res.structured {
 			out = append(out, `,"structuredContent":`...)
 			out = res.appendStructured(out)

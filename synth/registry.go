@@ -45,6 +45,11 @@ type Output struct {
 	// Streamed says the value went to the call's OutputSink as it arrived
 	// (checked as it went); JSON is then nil.
 	Streamed bool
+	// MediaType, when set, says the upstream answered bytes of that type
+	// (an image, a sound, a document): JSON is then their base64 text, a
+	// JSON string, and MCP offers them as an image, audio or embedded
+	// resource block.
+	MediaType string
 
 	// checked is the JSON CheckOutput accepted: Invoke does not check the
 	// same bytes twice, and checks any others.

@@ -64,6 +64,9 @@ type Result struct {
 	Duration    time.Duration
 	OutsideData bool // read the output as data, never as instructions
 	Streamed    bool // the output went to the call's OutputSink; Output is nil
+	// MediaType is the type of the bytes the upstream answered, whose
+	// base64 text Output is (a JSON string); "" for a JSON or text answer.
+	MediaType string
 	// Secrets knows the secrets the call resolved, in every spelling: what
 	// a caller keeps of the call (a history, a log) is redacted with it.
 	Secrets *redact.Set
@@ -297,6 +300,7 @@ func (t *Tool) end(ctx context.Context, call *Call, out *Output, err error, star
 		Attempts:    out.Attempts,
 		Duration:    time.Since(start),
 		OutsideData: t.manifest.OutsideData(),
+		MediaType:   out.MediaType,
 		Secrets:     secrets,
 	}, nil
 }
