@@ -58,12 +58,15 @@ func benchService(b *testing.B, n int) (srv *Server, base, key string) {
 	return srv, hs.URL, key
 }
 
-func mcpPost(b *testing.B, client *http.Client, base, key, body string) {
+func mcpPost(b *testing.B, client *http.Client, base, key, body string, header ...string) {
 	req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(body)))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +91,8 @@ func restDo(b *testing.B, client *http.Client, method, url, key, body string) {
 }
 
 // BenchmarkMCPToolsCall: one tools/call over streamable HTTP (JSON
-// response) with 1 and with 1000 tools loaded, REST invoke beside it.
+// response) with 1 and with 1000 tools loaded, REST invoke beside it, and
+// the same call as MCP 2026-07-28 sends it (its _meta and headers).
 func BenchmarkMCPToolsCall(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		base, key := benchServer(b, n)
@@ -97,6 +101,14 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"}}}`)
+			}
+		})
+		b.Run(fmt.Sprintf("mcp-2026-tools=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"},`+
+					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+					"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "gen.tool-0000")
 			}
 		})
 		b.Run(fmt.Sprintf("rest-tools=%d", n), func(b *testing.B) {
