@@ -6,6 +6,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -35,8 +36,9 @@ const noticeLoggers = 10000
 // logLevels are the levels credentials set with logging/setLevel over
 // stateless HTTP before 2026-07-28.
 type logLevels struct {
-	mu sync.Mutex
-	m  map[string]mcp.LoggingLevel
+	any atomic.Bool // a level was ever set: until then, get takes no lock
+	mu  sync.Mutex
+	m   map[string]mcp.LoggingLevel
 }
 
 func (l *logLevels) set(who string, level mcp.LoggingLevel) {
@@ -46,9 +48,13 @@ func (l *logLevels) set(who string, level mcp.LoggingLevel) {
 		l.m = map[string]mcp.LoggingLevel{}
 	}
 	l.m[who] = level
+	l.any.Store(true)
 }
 
 func (l *logLevels) get(who string) mcp.LoggingLevel {
+	if !l.any.Load() {
+		return ""
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.m[who]
