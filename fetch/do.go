@@ -189,7 +189,8 @@ func (cl *call) read(resp *http.Response) (*Response, error) {
 		// A HEAD answer's Content-Length is the GET's: it has no body.
 		resp.ContentLength = 0
 	}
-	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax {
+	if req.Stream != nil && resp.StatusCode >= req.SuccessMin && resp.StatusCode <= req.SuccessMax &&
+		(req.StreamsType == nil || req.StreamsType(resp.Header.Get("Content-Type"))) {
 		if resp.ContentLength > limit {
 			return out, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, resp.ContentLength, limit)
 		}

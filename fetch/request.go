@@ -42,6 +42,10 @@ type Request struct {
 	// *TruncatedError. What Stream returns is Do's error; the response's
 	// Body is then nil and Streamed true. Other statuses are read as usual.
 	Stream func(status int, body io.Reader) error
+	// StreamsType, when set, says whether Stream takes a body of this
+	// Content-Type; one it refuses is read as usual. Nil: Stream takes
+	// every type.
+	StreamsType func(contentType string) bool
 	// Hold, when set, is the caller's memory-budget hold the body is read
 	// on: the bytes stay drawn after Do returns, for the caller to release
 	// with the hold. Nil means a hold of the client's Budget, given back

@@ -88,6 +88,9 @@ func (h *Handler) answer(dl synth.Deadlines, req *plan, resp *fetch.Response, sm
 // takes an answer in the success range as it arrives.
 func (h *Handler) send(ctx context.Context, r *plan, stream func(int, io.Reader) error) (*fetch.Response, error) {
 	r.Stream = stream
+	if stream != nil {
+		r.StreamsType = streamsType // bytes are read whole, to become a media output (media.go)
+	}
 	return h.client.Do(ctx, &r.Request)
 }
 

@@ -45,6 +45,10 @@ func binaryMedia(contentType string, body []byte) string {
 	return ""
 }
 
+// streamsType says an answer of this Content-Type may be streamed as JSON:
+// one of a binary media type (as far as its type says) is read whole.
+func streamsType(contentType string) bool { return binaryMedia(contentType, nil) == "" }
+
 // mediaOutput is the output of a binary answer of media type mt.
 func mediaOutput(resp *fetch.Response, mt string) *synth.Output {
 	b := make([]byte, 0, base64.StdEncoding.EncodedLen(len(resp.Body))+2)

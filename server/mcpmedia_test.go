@@ -19,20 +19,23 @@ import (
 // binary answer (a PDF, octet-stream, bytes that are not UTF-8) reaches MCP
 // as an image, audio or embedded resource block holding the same bytes, on
 // the fast path and the SDK's alike (6 of 6 each), and REST as their base64
-// with meta.mediaType; a JSON answer stays text; an answer over the tool's
-// cap stays an error.
+// with meta.mediaType, read whole where a JSON answer of its size would be
+// streamed; a JSON answer stays text; an answer over the tool's cap stays
+// an error.
 func TestBinaryAnswersAsMediaBlocks(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
 	wav := []byte("RIFF\x2c\x00\x00\x00WAVEfmt \x10\x00\x80\x80")
 	pdf := []byte("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	raw := []byte{0, 1, 2, 0xff, 0xfe}
+	wide := append(bytes.Clone(png), bytes.Repeat([]byte{0xfe}, 40<<10)...) // past the 32 KiB REST streams from
 	answers := map[string]struct {
 		ct   string
 		body []byte
 	}{
 		"/png": {"image/png", png}, "/wav": {"audio/wav", wav}, "/pdf": {"application/pdf", pdf},
 		"/raw": {"application/x-thing", raw}, "/json": {"application/json", []byte(`{"a":1}`)},
-		"/big": {"image/png", bytes.Repeat([]byte{0xff}, 1<<20+1)}, // past limits.memMB 1
+		"/big":  {"image/png", bytes.Repeat([]byte{0xff}, 1<<20+1)}, // past limits.memMB 1
+		"/wide": {"image/png", wide},
 	}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.URL.Path]
@@ -41,7 +44,7 @@ func TestBinaryAnswersAsMediaBlocks(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	r := newRig(t)
-	for _, name := range []string{"png", "wav", "pdf", "raw", "json", "big"} {
+	for _, name := range []string{"png", "wav", "pdf", "raw", "json", "big", "wide"} {
 		body := `{"id":"t.media-` + name + `","description":"Media.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/` + name + `"}}`
 		if name == "big" {
@@ -111,6 +114,12 @@ func TestBinaryAnswersAsMediaBlocks(t *testing.T) {
 	got, _ := base64.StdEncoding.DecodeString(gjson.Get(rp.raw, "output").Str)
 	if rp.status != 200 || !bytes.Equal(got, png) || gjson.Get(rp.raw, "meta.mediaType").Str != "image/png" {
 		t.Errorf("REST: %d %s", rp.status, rp.raw)
+	}
+	// One REST would stream (any output, past 32 KiB) is read whole.
+	rp = r.do(t, r.keyA, "POST", "/v1/tools/t.media-wide/invoke", `{"input":{}}`)
+	got, _ = base64.StdEncoding.DecodeString(gjson.Get(rp.raw, "output").Str)
+	if rp.status != 200 || !bytes.Equal(got, wide) || gjson.Get(rp.raw, "meta.mediaType").Str != "image/png" {
+		t.Errorf("REST, 40 KiB: %d %.300s", rp.status, rp.raw)
 	}
 	if rp := r.do(t, r.keyA, "POST", "/v1/tools/t.media-json/invoke", `{"input":{}}`); gjson.Get(rp.raw, "meta.mediaType").Exists() {
 		t.Errorf("REST, JSON: %s", rp.raw)
