@@ -78,16 +78,18 @@ func (s *Server) wantsNotices(r *http.Request, body []byte) bool {
 	if !acceptsEventStream(r.Header.Values("Accept")) {
 		return false
 	}
-	doc := gjson.ParseBytes(body)
-	if doc.Get("method").Str != "tools/call" {
+	if gjson.GetBytes(body, "method").Str != "tools/call" {
 		return false
 	}
-	meta := doc.Get("params._meta")
-	if meta.Get("progressToken").Exists() || meta.Get(gjson.Escape(mcp.MetaKeyLogLevel)).Str != "" {
+	if meta := gjson.GetBytes(body, "params._meta"); meta.Exists() &&
+		(meta.Get("progressToken").Exists() || meta.Get(logLevelPath).Str != "") {
 		return true
 	}
-	return r.Header.Get("MCP-Protocol-Version") < modernVersion && s.levels.get(loggerOf(r.Context())) != ""
+	return s.levels.any.Load() && r.Header.Get("MCP-Protocol-Version") < modernVersion && s.levels.get(loggerOf(r.Context())) != ""
 }
+
+// logLevelPath is the gjson path of the level in a request's _meta.
+var logLevelPath = gjson.Escape(mcp.MetaKeyLogLevel)
 
 func acceptsEventStream(values []string) bool {
 	for _, v := range values {

@@ -130,3 +130,20 @@ func TestMCPCallNotices(t *testing.T) {
 		t.Errorf("stdio: logs %q, progress %q", logs, progress)
 	}
 }
+
+// BenchmarkWantsNotices is what the door's check for a call that wants
+// notices costs every MCP POST: a plain tools/call, of a client that accepts
+// event streams, on a replica where no level was set.
+func BenchmarkWantsNotices(b *testing.B) {
+	s := &Server{}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"}}}`)
+	r, _ := http.NewRequest("POST", "http://127.0.0.1/mcp", nil)
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.wantsNotices(r, body) {
+			b.Fatal("wants notices")
+		}
+	}
+}
