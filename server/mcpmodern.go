@@ -122,7 +122,11 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 			// place); a client that answers elicitations is the SDK's.
 			var caps struct {
 				mcp.ClientCapabilities
-				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+				// mcp.RootCapabilities' shape (roots are deprecated in
+				// 2026-07-28, and the name with them).
+				Roots *struct {
+					ListChanged bool `json:"listChanged,omitempty"`
+				} `json:"roots,omitempty"`
 			}
 			seenCaps = v.IsObject() && (v.Raw == "{}" || json.Unmarshal([]byte(v.Raw), &caps) == nil && caps.Elicitation == nil)
 			ok = seenCaps
