@@ -165,7 +165,7 @@ func (r *storeRig) callAs(t *testing.T, key string, d door, tool string) answer 
 	case doorMCPFast, doorMCPSDK:
 		params := `"name":"` + tool + `","arguments":{}`
 		if d == doorMCPSDK {
-			params += `,"_meta":{}` // a member the fast path leaves to the SDK
+			params += `,"_meta":{"example.com/other":1}` // a member the fast path leaves to the SDK
 		}
 		req, _ = http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+params+`}}`))
 		req.Header.Set("Authorization", "Bearer "+key)
