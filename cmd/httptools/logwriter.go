@@ -72,19 +72,3 @@ func (l *logWriter) Close() error {
 	<-l.done
 	return nil
 }
-
-// lockedWriter serialises writes to w. Every command writes stderr through
-// one: its own messages, its loggers' records and the records of the
-// goroutines it starts (a log flusher, a remote MCP session, a profiler)
-// reach the same writer, which need not be safe for concurrent use (a test
-// passes a bytes.Buffer).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}

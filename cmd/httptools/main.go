@@ -13,6 +13,7 @@ import (
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/internal/hangup"
+	"github.com/httptools/httptools/internal/jsonlog"
 )
 
 const usage = `httptools — declarative HTTP tools for AI agents (version %s)
@@ -79,7 +80,10 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	// One writer for stderr, whatever goroutine of a command writes it.
-	stderr = &lockedWriter{w: stderr}
+	// Every command writes stderr through one lock: its own messages, its
+	// loggers' records and those of the goroutines it starts (a log
+	// flusher, a remote MCP session, a profiler).
+	stderr = jsonlog.Locked(stderr)
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, usage, fetch.Version)
 		return 2

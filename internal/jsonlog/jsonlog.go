@@ -47,6 +47,11 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
+// Locked returns w with its writes serialised, each Write whole: a writer
+// that need not be safe for concurrent use (a bytes.Buffer) shared by
+// several loggers and goroutines.
+func Locked(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
