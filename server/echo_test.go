@@ -47,15 +47,7 @@ func TestEchoedCredentialsReachNoSink(t *testing.T) {
 		}
 	}))
 	t.Cleanup(up.Close)
-	rec := &history.Recorder{}
-	r := newRig(t, func(c *Config) {
-		c.UI = true
-		st := c.Store.(*testStore)
-		rec.Sink, rec.Flush = st, 1
-		rec.Start()
-		c.History, c.Calls = rec, st
-	})
-	t.Cleanup(rec.Close)
+	r, rec := newHistoryRig(t)
 	ctx := context.Background()
 	r.store.PutSecret(ctx, "tenant-a", synth.SecretRef{EnvName: "production", Name: "TOKEN"}, secret)
 	// e.big's output needs no whole-value check: over REST it streams.

@@ -20,15 +20,7 @@ import (
 // "dry-run this again", and no record holds the secret a call used, in any
 // spelling the upstream echoed it in.
 func TestCallHistory(t *testing.T) {
-	rec := &history.Recorder{}
-	r := newRig(t, func(c *Config) {
-		c.UI = true
-		st := c.Store.(*testStore)
-		rec.Sink, rec.Flush = st, 1
-		rec.Start()
-		c.History, c.Calls = rec, st
-	})
-	t.Cleanup(rec.Close)
+	r, rec := newHistoryRig(t)
 	ctx := context.Background()
 	secret := "hist-secret-4eC39HqLyjWDarjt"
 	r.store.PutSecret(ctx, "tenant-a", synth.SecretRef{EnvName: "production", Name: "TOKEN"}, secret)
@@ -73,4 +65,19 @@ func TestCallHistory(t *testing.T) {
 	if page := consolePage(t, r, r.keyA, "GET", "/ui/calls", nil); !strings.Contains(page, "m-1") || !strings.Contains(page, "Dry-run this again") || strings.Contains(page, secret) {
 		t.Error("the console's Calls page")
 	}
+}
+
+// newHistoryRig is a rig with the console on and a history recorder that
+// writes every call to the rig's store at once, closed when t ends.
+func newHistoryRig(t *testing.T) (*rig, *history.Recorder) {
+	rec := &history.Recorder{}
+	r := newRig(t, func(c *Config) {
+		c.UI = true
+		st := c.Store.(*testStore)
+		rec.Sink, rec.Flush = st, 1
+		rec.Start()
+		c.History, c.Calls = rec, st
+	})
+	t.Cleanup(rec.Close)
+	return r, rec
 }
