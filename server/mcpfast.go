@@ -14,6 +14,7 @@ import (
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/internal/jsoncheck"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 )
 
@@ -27,11 +28,27 @@ import (
 // anything else, or anything unusual about it, is left
 // to the SDK, which stays the reference.
 
-// fastVersions are the protocol versions whose tools/call the fast path
-// answers as the SDK does ("" is a request without the header: the SDK
-// takes it as 2025-03-26; 2026-07-28's requests are read by
-// modernRequest). Newer versions go to the SDK.
-var fastVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true, modernVersion: true}
+// fastVersions are the protocol versions whose tools/call and tools/list
+// the fast path reads, derived from the SDK's own list so that a version
+// the SDK stops serving leaves the fast path with it: every version of the
+// handshake era (before 2026-07-28: the same request, the session's
+// version in its header) and 2026-07-28 itself (read by modernRequest).
+// "" is a request without the header, which the SDK takes as 2025-03-26.
+// A version after 2026-07-28 has a wire format this code has not read, so
+// it goes to the SDK until modernRequest learns it
+// (TestFastPathKnowsTheSDKsVersions fails on the SDK upgrade that brings
+// one, rather than letting it fall silently to the slow path).
+var fastVersions = readableVersions(mcp.SupportedProtocolVersions())
+
+func readableVersions(sdk []string) map[string]bool {
+	m := map[string]bool{"": true}
+	for _, v := range sdk {
+		if v <= modernVersion {
+			m[v] = true
+		}
+	}
+	return m
+}
 
 // fastAnswer says what the fast path did with a request.
 type fastAnswer int

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/internal/testkit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMCPFastPathAgreesWithTheSDK sends every request twice, once answered
@@ -367,4 +368,24 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 	check("mutating hidden")
 	version = "2026-07-28"
 	check("mutating hidden")
+}
+
+// TestFastPathKnowsTheSDKsVersions: every protocol version the SDK serves
+// is one the fast path reads, so a new version is a decision (teach
+// modernRequest its wire format, or say why it stays on the SDK's path),
+// not a silent fall to the slow path.
+func TestFastPathKnowsTheSDKsVersions(t *testing.T) {
+	sdk := mcp.SupportedProtocolVersions()
+	for _, v := range sdk {
+		if !fastVersions[v] {
+			t.Errorf("the SDK serves protocol %s, which the fast path does not read: teach modernRequest its request or leave it to the SDK on purpose", v)
+		}
+	}
+	if len(fastVersions) != len(sdk)+1 {
+		t.Errorf("fast path reads %d versions, the SDK serves %d (+ the headerless request)", len(fastVersions), len(sdk))
+	}
+	if readableVersions([]string{"2099-01-01"})["2099-01-01"] {
+		t.Error("a version after 2026-07-28 must go to the SDK")
+	}
+	t.Logf("fast path reads %d protocol versions of the SDK's %d", len(fastVersions)-1, len(sdk))
 }
