@@ -29,11 +29,31 @@ func mediaKind(mt string) string {
 // mediaURI names the output of tool as an embedded resource.
 func mediaURI(tool string) string { return "httptools://tools/" + tool + "/output" }
 
-// content is the result's content: its text, or its media block.
+// content is the result's content: its text, or its media block — between
+// the two text blocks of the outside-data boundary (mediaFrame) when the
+// tool's results are outside data: an image or a document can carry
+// words as well as a text can.
 func (r mcpResult) content() []mcp.Content {
 	if r.media == "" || r.isError {
 		return []mcp.Content{&mcp.TextContent{Text: r.text()}}
 	}
+	block := r.mediaBlock()
+	if !r.outside {
+		return []mcp.Content{block}
+	}
+	open, end := r.mediaFrame()
+	return []mcp.Content{&mcp.TextContent{Text: open}, block, &mcp.TextContent{Text: end}}
+}
+
+// mediaFrame is the opening and closing text of the boundary around a
+// media block of outside data.
+func (r mcpResult) mediaFrame() (open, end string) {
+	what := "the " + mediaKind(r.media) + " (" + r.media + ") the tool " + r.tool + " returned from outside this system, in the next block"
+	return frameOpen(what, r.marker), frameClose(r.marker)
+}
+
+// mediaBlock is the media block of a media result.
+func (r mcpResult) mediaBlock() mcp.Content {
 	var b64 string
 	if jsontext.Value(r.output).Kind() == '"' {
 		v, _ := jsontext.AppendUnquote(nil, r.output)
@@ -42,20 +62,40 @@ func (r mcpResult) content() []mcp.Content {
 	data, _ := base64.StdEncoding.DecodeString(b64)
 	switch mediaKind(r.media) {
 	case "image":
-		return []mcp.Content{&mcp.ImageContent{MIMEType: r.media, Data: data}}
+		return &mcp.ImageContent{MIMEType: r.media, Data: data}
 	case "audio":
-		return []mcp.Content{&mcp.AudioContent{MIMEType: r.media, Data: data}}
+		return &mcp.AudioContent{MIMEType: r.media, Data: data}
 	}
-	return []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: mediaURI(r.tool), MIMEType: r.media, Blob: data}}}
+	return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: mediaURI(r.tool), MIMEType: r.media, Blob: data}}
 }
 
 // appendMediaContent appends the content member of a media result as the
 // SDK writes it (content()), for the fast path: the output's JSON string is
 // the data as written.
 func (r mcpResult) appendMediaContent(out []byte) []byte {
+	out = append(out, `"content":[`...)
+	var end string
+	if r.outside {
+		var open string
+		open, end = r.mediaFrame()
+		out = append(out, `{"type":"text","text":`...)
+		out = appendQuoted(out, open)
+		out = append(out, "},"...)
+	}
+	out = r.appendMediaBlock(out)
+	if r.outside {
+		out = append(out, `,{"type":"text","text":`...)
+		out = appendQuoted(out, end)
+		out = append(out, '}')
+	}
+	return append(out, ']')
+}
+
+// appendMediaBlock appends the media block as the SDK writes it.
+func (r mcpResult) appendMediaBlock(out []byte) []byte {
 	kind := mediaKind(r.media)
 	if kind == "resource" {
-		out = append(out, `"content":[{"type":"resource","resource":{"uri":`...)
+		out = append(out, `{"type":"resource","resource":{"uri":`...)
 		out, _ = jsontext.AppendQuote(out, mediaURI(r.tool))
 		out = append(out, `,"mimeType":`...)
 		out, _ = jsontext.AppendQuote(out, r.media)
@@ -63,11 +103,11 @@ func (r mcpResult) appendMediaContent(out []byte) []byte {
 			out = append(out, `,"blob":`...)
 			out = append(out, r.output...)
 		}
-		return append(out, "}}]"...)
+		return append(out, "}}"...)
 	}
-	out = append(out, `"content":[{"type":"`+kind+`","mimeType":`...)
+	out = append(out, `{"type":"`+kind+`","mimeType":`...)
 	out, _ = jsontext.AppendQuote(out, r.media)
 	out = append(out, `,"data":`...)
 	out = append(out, r.output...)
-	return append(out, "}]"...)
+	return append(out, '}')
 }

@@ -21,7 +21,8 @@ import (
 // the fast path and the SDK's alike (6 of 6 each), and REST as their base64
 // with meta.mediaType, read whole where a JSON answer of its size would be
 // streamed; a JSON answer stays text; an answer over the tool's cap stays
-// an error.
+// an error. A tool's media answer that is outside data comes inside the
+// boundary: an opening and a closing text block around it.
 func TestBinaryAnswersAsMediaBlocks(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
 	wav := []byte("RIFF\x2c\x00\x00\x00WAVEfmt \x10\x00\x80\x80")
@@ -70,15 +71,23 @@ func TestBinaryAnswersAsMediaBlocks(t *testing.T) {
 		for name, w := range want {
 			before := r.srv.fastCalls.Load()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.media-" + name, Arguments: map[string]any{}})
-			if err != nil || res.IsError || len(res.Content) != 1 {
+			// The rig's tools are outside data: the media block sits
+			// between the two text blocks of one boundary.
+			if err != nil || res.IsError || len(res.Content) != 3 {
 				t.Fatalf("fast %v, %s: %+v %v", fast, name, res, err)
+			}
+			open, _ := res.Content[0].(*mcp.TextContent)
+			end, _ := res.Content[2].(*mcp.TextContent)
+			if open == nil || end == nil || !strings.HasPrefix(open.Text, "[outside data ") ||
+				end.Text != "[end of outside data "+strings.Fields(open.Text)[2] || res.Meta[OutsideDataMeta] != true {
+				t.Errorf("fast %v, %s: the media block is not framed: %#v %#v", fast, name, res.Content[0], res.Content[2])
 			}
 			if served := r.srv.fastCalls.Load() > before; served != fast {
 				t.Errorf("fast %v, %s: the fast path served it: %v", fast, name, served)
 			}
 			var kind, media string
 			var data []byte
-			switch c := res.Content[0].(type) {
+			switch c := res.Content[1].(type) {
 			case *mcp.ImageContent:
 				kind, media, data = "image", c.MIMEType, c.Data
 			case *mcp.AudioContent:
