@@ -159,3 +159,58 @@ test("http: the v2 client connects a missing connection by multi round-trip requ
     await c.close();
   }
 });
+
+// fastServed reads how many MCP requests the serve at url answered on its
+// fast path (the rest go through the Go SDK's handler).
+async function fastServed(url, key) {
+  const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 200);
+  const m = (await res.text()).match(/^httptools_mcp_fast_total (\d+)/m);
+  assert.ok(m, "httptools_mcp_fast_total is exported");
+  return Number(m[1]);
+}
+
+// A v2 client as it comes (2026-07-28, no elicitation): its tools/list and
+// tools/call take the fast path, its list is private and kept for the TTL,
+// and it hears, through subscriptions/listen, that a policy change took a
+// tool from it.
+test("http: a plain v2 client takes the fast path and hears a policy change", { skip }, async () => {
+  const url = env.HTTPTOOLS_ELICIT_URL, key = env.HTTPTOOLS_ELICIT_KEY;
+  const changes = [];
+  const c = new Client({ name: "interop-v2-plain", version: "1.0.0" }, {
+    versionNegotiation: { mode: "auto" },
+    listChanged: { tools: { onChanged: (error, tools) => changes.push({ error, tools: tools?.map((t) => t.name) }) } },
+  });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url + "/mcp"), {
+    requestInit: { headers: { Authorization: `Bearer ${key}`, "X-Person-Id": "u1" } },
+  }));
+  try {
+    assert.equal(c.getNegotiatedProtocolVersion(), "2026-07-28");
+    const before = await fastServed(url, key);
+    const listed = await c.listTools();
+    assert.ok(listed.tools.some((t) => t.name === "t.guarded"), JSON.stringify(listed.tools.map((t) => t.name)));
+    const ran = upstream;
+    const res = await c.callTool({ name: "t.guarded", arguments: { n: "plain" } });
+    assert.ok(!res.isError, JSON.stringify(res));
+    assert.equal(upstream - ran, 1, "one upstream request");
+    const served = (await fastServed(url, key)) - before;
+    assert.equal(served, 2, "tools/list and tools/call on the fast path");
+
+    // The policy change: t.guarded denied to the tenant.
+    const put = await fetch(`${url}/v1/policy`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ rules: [{ name: "no-guarded", effect: "deny", tools: { ids: ["t.guarded"] } }] }),
+    });
+    assert.equal(put.status, 200, await put.text());
+    for (let i = 0; i < 1200 && !changes.some((ch) => ch.tools && !ch.tools.includes("t.guarded")); i++) {
+      await new Promise((r) => setTimeout(r, 100)); // waits for the event; gives up after 2 minutes
+    }
+    const seen = changes.find((ch) => ch.tools && !ch.tools.includes("t.guarded"));
+    assert.ok(seen, `a list change without t.guarded: ${JSON.stringify(changes)}`);
+    assert.equal(seen.error, null);
+  } finally {
+    await fetch(`${url}/v1/policy`, { method: "DELETE", headers: { Authorization: `Bearer ${key}` } });
+    await c.close();
+  }
+});

@@ -139,8 +139,8 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	modern := proto >= modernVersion
 	ts := s.Tools()
 	tool, found := ts.Tool(name.Str)
-	if !found || modern && ts.headerBound(name.Str) {
-		return fastLeft // the SDK's "unknown tool" error; its checks of x-mcp-header
+	if !found || modern && (ts.headerBound(name.Str) || s.mayAsk(tool, meta)) {
+		return fastLeft // the SDK's "unknown tool" error; its checks of x-mcp-header; input_required
 	}
 	var raw []byte
 	if args.Exists() {

@@ -45,6 +45,8 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/list"}}`,
 		"free.json": `{"id":"t.free","description":"Any output.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/list"}}`,
+		"guard.json": `{"id":"t.guard","description":"Needs a yes when unattended.","version":"1.0.0","mutating":false,"needsApprovalWhenUnattended":true,"input":{"type":"object"},"output":{},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"` + up.URL + `/list"}}`,
 	} {
 		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
 	}
@@ -122,8 +124,11 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"2026: tools/list", list26("50", ""), h26("tools/list", ""), true},
 		{"2026: tools/list, a cursor", list26("51", `"cursor":"`+encodeCursor("t.echo")+`",`), h26("tools/list", ""), true},
 		{"2026: server/discover", `{"jsonrpc":"2.0","id":52,"method":"server/discover","params":{"_meta":` + m26 + `}}`, h26("server/discover", ""), true},
+		// A client that answers elicitations, calling a tool that asks nothing: the fast path's.
+		{"2026: client answers elicitations", call26("59", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), h26("tools/call", "t.echo"), true},
+		{"2026: a tool that may ask, a client that cannot answer", call26("58", "t.guard", `{}`, m26), h26("tools/call", "t.guard"), true},
 		// The SDK's to answer:
-		{"2026: client answers elicitations", call26("60", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), h26("tools/call", "t.echo"), false},
+		{"2026: a tool that may ask, a client that answers", call26("60", "t.guard", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`), h26("tools/call", "t.guard"), false},
 		{"2026: no _meta", call("61", "t.echo", `{"id":"7"}`), h26("tools/call", "t.echo"), false},
 		{"2026: _meta of another version", call26("62", "t.echo", `{"id":"7"}`, strings.Replace(m26, "2026-07-28", "2025-11-25", 1)), h26("tools/call", "t.echo"), false},
 		{"2026: no capabilities", call26("63", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), h26("tools/call", "t.echo"), false},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/httptools/httptools/fetch"
+	"github.com/httptools/httptools/synth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -25,9 +26,10 @@ import (
 // server's identity in its _meta. The fast path reads that much of the
 // specification itself, through the SDK's exported types, and leaves
 // anything else to the SDK: a _meta with more than the three members, a
-// client that can answer elicitations (its calls may be answered
-// input_required, elicit.go), a tool whose schema binds arguments to
-// headers (x-mcp-header).
+// call that may be answered input_required (mayAsk: a client that answers
+// elicitations calling a tool that can ask it something, elicit.go), a
+// retry carrying answers, a tool whose schema binds arguments to headers
+// (x-mcp-header).
 
 // modernVersion is the first protocol version of per-request metadata.
 const modernVersion = "2026-07-28"
@@ -119,7 +121,8 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 			ok = v.IsObject() && (allStrings(v) || json.Unmarshal([]byte(v.Raw), new(mcp.Implementation)) == nil)
 		case mcp.MetaKeyClientCapabilities:
 			// As the SDK reads them (roots at the top, 2026-07-28's
-			// place); a client that answers elicitations is the SDK's.
+			// place). A client that answers elicitations is served here
+			// too, unless its call may ask it something (mayAsk).
 			var caps struct {
 				mcp.ClientCapabilities
 				// mcp.RootCapabilities' shape (roots are deprecated in
@@ -128,7 +131,7 @@ func modernRequest(r *http.Request, version, method, name string, meta gjson.Res
 					ListChanged bool `json:"listChanged,omitempty"`
 				} `json:"roots,omitempty"`
 			}
-			seenCaps = v.IsObject() && (v.Raw == "{}" || json.Unmarshal([]byte(v.Raw), &caps) == nil && caps.Elicitation == nil)
+			seenCaps = v.IsObject() && (v.Raw == "{}" || json.Unmarshal([]byte(v.Raw), &caps) == nil)
 			ok = seenCaps
 		case "traceparent", "tracestate", "baggage":
 			ok = method == "tools/call" && v.Type == gjson.String // mcptrace.go
@@ -249,4 +252,33 @@ func (r *recorder) WriteHeader(status int) {
 func (r *recorder) Write(p []byte) (int, error) {
 	r.WriteHeader(http.StatusOK)
 	return r.body.Write(p)
+}
+
+// mayAsk says whether a 2026-07-28 call of tool whose _meta is meta may be
+// answered input_required, which the SDK's handler answers: its client
+// answers elicitations and the tool can ask one of the two questions a
+// call asks (elicit.go) — the approval of an unattended run, or the
+// connection of the call's person.
+func (s *Server) mayAsk(tool *synth.Tool, meta gjson.Result) bool {
+	if !tool.NeedsApproval() && (s.cfg.Manager == nil || !asksForConnection(tool)) {
+		return false
+	}
+	elicits := false
+	meta.ForEach(func(k, v gjson.Result) bool {
+		if k.String() == mcp.MetaKeyClientCapabilities {
+			v.ForEach(func(c, _ gjson.Result) bool {
+				elicits = c.String() == "elicitation"
+				return !elicits
+			})
+		}
+		return !elicits
+	})
+	return elicits
+}
+
+// asksForConnection says whether tool acts with its person's connection,
+// which a call may ask the person to connect.
+func asksForConnection(tool *synth.Tool) bool {
+	_, ok := personConnection(tool)
+	return ok
 }

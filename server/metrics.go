@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/httptools/httptools/budget"
 	"github.com/httptools/httptools/history"
@@ -25,6 +26,7 @@ type Metrics struct {
 	tenantInflight *prometheus.GaugeVec
 	budgetOnce     sync.Once
 	historyOnce    sync.Once
+	fastOnce       sync.Once
 
 	// The series every call touches, by tool id and by tenant: found once
 	// instead of hashing and checking the label values on every call. Their
@@ -119,5 +121,16 @@ func (m *Metrics) watchHistory(h *history.Recorder) {
 				Help: "Call records the history wrote to the store."}, func() float64 { return float64(h.Written()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httptools_history_dropped_total",
 				Help: "Call records the history dropped: its queue was full (the store, or the writer's share of the machine, fell behind the calls) or the store refused them."}, func() float64 { return float64(h.Dropped()) }))
+	})
+}
+
+// watchFastPath exports how many MCP requests the fast path answered (the
+// rest went through the SDK): an operator, and the interop suite, can see
+// which path a client's requests take.
+func (m *Metrics) watchFastPath(n *atomic.Int64) {
+	m.fastOnce.Do(func() {
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "httptools_mcp_fast_total",
+			Help: "MCP tools/call, tools/list and server/discover requests answered by the fast path rather than the MCP SDK's handler (docs/design.md)."},
+			func() float64 { return float64(n.Load()) }))
 	})
 }

@@ -174,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, limits: tenantLimits{def: cfg.TenantMaxInflight, per: cfg.TenantLimits, inflight: map[string]int{}}}
 	cfg.Metrics.watchBudget(cfg.Budget)
 	cfg.Metrics.watchHistory(cfg.History)
+	cfg.Metrics.watchFastPath(&s.fastCalls)
 	if cfg.Manager != nil && cfg.Manager.OnRefresh == nil {
 		cfg.Manager.OnRefresh = cfg.Metrics.Refreshed
 	}
