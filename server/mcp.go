@@ -29,6 +29,7 @@ func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallT
 		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}, SetCacheable: s.mcpCacheable}, tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpNotices(false))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
+	s.addResultResources(srv, tenant)
 	s.SyncMCP(srv, tenant, person)
 	s.listenStdio(srv, tenant, toolset, person)
 	return srv
@@ -226,6 +227,9 @@ type mcpResult struct {
 	// the output is their base64 text, offered as a media block
 	// (mcpmedia.go).
 	media string
+	// cut, when not nil, says the output was cut to the call's result
+	// budget (or, a media output, left out for its link): resultbudget.go.
+	cut *resultCut
 }
 
 // text is the result's text content: the output (inside its boundary when
@@ -242,10 +246,17 @@ func (r mcpResult) text() string {
 
 // meta is the result's _meta, or nil.
 func (r mcpResult) meta() mcp.Meta {
-	if !r.outside {
-		return nil
+	var m mcp.Meta
+	if r.outside {
+		m = mcp.Meta{OutsideDataMeta: true}
 	}
-	return mcp.Meta{OutsideDataMeta: true}
+	if r.cut != nil {
+		if m == nil {
+			m = mcp.Meta{}
+		}
+		m[TruncatedMeta] = r.cut.metaJSON()
+	}
+	return m
 }
 
 // structuredContent is the result's structured content, or nil.
@@ -317,7 +328,7 @@ func (s *Server) mcpCall(ctx context.Context, req *mcp.CallToolRequest, tool *sy
 	if r.outside {
 		r.marker = newMarker()
 	}
-	return r, nil
+	return s.fitResult(ctx, r, tenant), nil // resultbudget.go
 }
 
 // mcpCallContext is the run of an MCP call, from its
@@ -374,6 +385,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 		srv := mcp.NewServer(mcpImplementation(), s.completing(s.httpMCPOptions(), "", ""))
 		srv.AddReceivingMiddleware(s.mcpNotices(true))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
+		s.addResultResources(srv, "")
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv
 	})

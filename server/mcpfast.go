@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"mime"
 	"net"
@@ -183,6 +184,8 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 	} else {
 		out = append(out, `,"result":{`...)
 		switch {
+		case res.cut != nil:
+			out = res.appendCutMeta(out, modern) // resultbudget.go
 		case modern && res.outside:
 			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true,`...)
 			out = append(out, serverInfoMeta()...)
@@ -194,7 +197,11 @@ func (s *Server) serveMCPCall(w http.ResponseWriter, r *http.Request, body []byt
 		case res.outside:
 			out = append(out, `"_meta":{"`+OutsideDataMeta+`":true},`...)
 		}
-		if res.media != "" && !res.isError {
+		if res.cut != nil {
+			out = append(out, `"content":`...)
+			b, _ := json.Marshal(res.content()) // a cut answer: the blocks the SDK's path writes (resultbudget.go)
+			out = append(out, b...)
+		} else if res.media != "" && !res.isError {
 			out = res.appendMediaContent(out) // mcpmedia.go
 		} else {
 			out = append(out, `"content":[{"type":"text","text":`...)

@@ -34,6 +34,9 @@ func mediaURI(tool string) string { return "httptools://tools/" + tool + "/outpu
 // tool's results are outside data: an image or a document can carry
 // words as well as a text can.
 func (r mcpResult) content() []mcp.Content {
+	if r.cut != nil {
+		return r.cutContent()
+	}
 	if r.media == "" || r.isError {
 		return []mcp.Content{&mcp.TextContent{Text: r.text()}}
 	}
@@ -54,12 +57,7 @@ func (r mcpResult) mediaFrame() (open, end string) {
 
 // mediaBlock is the media block of a media result.
 func (r mcpResult) mediaBlock() mcp.Content {
-	var b64 string
-	if jsontext.Value(r.output).Kind() == '"' {
-		v, _ := jsontext.AppendUnquote(nil, r.output)
-		b64 = string(v)
-	}
-	data, _ := base64.StdEncoding.DecodeString(b64)
+	data := decodedMedia(r.output)
 	switch mediaKind(r.media) {
 	case "image":
 		return &mcp.ImageContent{MIMEType: r.media, Data: data}
@@ -110,4 +108,15 @@ func (r mcpResult) appendMediaBlock(out []byte) []byte {
 	out = append(out, `,"data":`...)
 	out = append(out, r.output...)
 	return append(out, '}')
+}
+
+// decodedMedia is the bytes of a media output: its JSON string's base64.
+func decodedMedia(output []byte) []byte {
+	var b64 string
+	if jsontext.Value(output).Kind() == '"' {
+		v, _ := jsontext.AppendUnquote(nil, output)
+		b64 = string(v)
+	}
+	data, _ := base64.StdEncoding.DecodeString(b64)
+	return data
 }

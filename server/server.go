@@ -112,6 +112,11 @@ type Config struct {
 	// keeps none. Calls reads it back (GET /v1/calls, the console).
 	History *history.Recorder
 	Calls   CallStore
+	// ResultBudgets are the characters of text an MCP result gives a
+	// model (resultbudget.go); ResultKeep how long the whole of a cut
+	// answer stays readable, 0 meaning DefaultResultKeep.
+	ResultBudgets ResultBudgets
+	ResultKeep    time.Duration
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -138,6 +143,7 @@ type Server struct {
 	noFastPath    atomic.Bool    // tests: every MCP request through the SDK
 	fastCalls     atomic.Int64   // tools/call and tools/list answered by the fast path
 	lists         listCache      // tools/list pages, encoded once per tool set and view
+	held          heldResults    // the whole of answers cut to their budget, for a while
 	discoverOnce  sync.Once      // discover: the server/discover result, asked of the SDK once
 	discover      []byte
 	policies      policyCache

@@ -1,0 +1,419 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/trim"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Result budgets: what a model is handed of a tool's answer. An MCP
+// result's text is at most the call's budget in characters (a service
+// default, a tenant's, a tool's: ResultBudgets); an answer over it is
+// shrunk by its structure (package trim: first items of long arrays, long
+// strings cut with their length, depth kept), a notice says what was left
+// out, in a text block and in _meta["httptools/truncated"], and the whole
+// answer is kept for ResultKeep, readable by the same key only as the
+// resource the result links (resources/read, in pages of the budget;
+// GET /v1/results/{id} over REST). The bytes kept are drawn on the memory
+// budget; when it has no room the answer is not kept, and the notice says
+// so. A binary answer over the budget becomes the link alone: an image is
+// never cut.
+
+// DefaultResultBudget is the characters of text an MCP result gives a
+// model unless the operator says otherwise: 40,000, about 10,000 tokens —
+// the size at which widely used MCP clients start warning (and 2.5 times
+// under the 25,000 tokens at which one replaces the result with a file).
+const DefaultResultBudget = 40000
+
+// MinResultBudget is the smallest budget: room for the boundary, the
+// notice and a useful part of the answer.
+const MinResultBudget = 2000
+
+// DefaultResultKeep is how long a cut answer's whole stays readable.
+const DefaultResultKeep = 15 * time.Minute
+
+// noticeRoom is the characters kept for the notice; the frame's are
+// counted from the tool's name.
+const noticeRoom = 900
+
+// ResultBudgets says how many characters of text an MCP result may give a
+// model: Default for every call (0: DefaultResultBudget; < 0: no budget),
+// overridden per tenant and per tool id (a tool's wins; < 0: none).
+type ResultBudgets struct {
+	Default int
+	Tenants map[string]int
+	Tools   map[string]int
+}
+
+// of is the budget of a call of tool for tenant, 0 for none.
+func (b ResultBudgets) of(tenant, tool string) int {
+	n, ok := b.Tools[tool]
+	if !ok {
+		n, ok = b.Tenants[tenant]
+	}
+	if !ok {
+		n = b.Default
+		if n == 0 {
+			n = DefaultResultBudget
+		}
+	}
+	if n < 0 {
+		return 0
+	}
+	return max(n, MinResultBudget)
+}
+
+// resultCut is what a result's notice says: the budget, the whole
+// answer's size, what was left out and where the whole is.
+type resultCut struct {
+	Budget   int        `json:"budget"`
+	Chars    int        `json:"chars"`
+	Cuts     []trim.Cut `json:"cuts,omitempty"`
+	CutCount int        `json:"cutCount"`
+	URI      string     `json:"uri,omitempty"`
+	Pages    int        `json:"pages,omitempty"`
+	Expires  string     `json:"expires,omitempty"`
+	NotKept  string     `json:"notKept,omitempty"`
+	media    string
+}
+
+// TruncatedMeta is the _meta member of a result cut to its budget.
+const TruncatedMeta = "httptools/truncated"
+
+// fitResult cuts r to the budget of its call, keeping the whole for the
+// caller of ctx. A result within it, an error or a question is r as it is.
+func (s *Server) fitResult(ctx context.Context, r mcpResult, tenant string) mcpResult {
+	n := s.cfg.ResultBudgets.of(tenant, r.tool)
+	if n == 0 || r.isError || r.ask != nil || r.output == nil {
+		return r
+	}
+	frame := 0
+	if r.outside {
+		frame = len(frameOutside(r.tool, r.marker, ""))
+	}
+	if r.media == "" && frame+utf8.RuneCount(r.output) <= n {
+		return r
+	}
+	if r.media != "" && len(r.output) <= n {
+		return r // the block is not text: within the budget it goes whole
+	}
+	c := &resultCut{Budget: n, Chars: utf8.RuneCount(r.output), media: r.media}
+	whole := r.output
+	if r.media == "" {
+		fit, err := trim.Fit(r.output, n-frame-noticeRoom)
+		if err != nil {
+			return mcpResult{errText: "the answer could not be cut to the result budget: " + err.Error(), isError: true, tool: r.tool}
+		}
+		r.output, c.Cuts, c.CutCount = fit.JSON, fit.Cuts, fit.CutCount
+	} else {
+		r.output = []byte(`""`) // the bytes are the link's, not structuredContent's
+	}
+	key := keyOf(ctx)
+	id, expires, err := s.held.keep(s.cfg.Budget, s.resultKeep(), heldResult{owner: owner(tenant, key), body: whole, media: r.media, size: n})
+	if err != nil {
+		c.NotKept = err.Error()
+	} else {
+		c.URI, c.Expires = resultURI(id), expires.UTC().Format(time.RFC3339)
+		if r.media == "" {
+			c.Pages = pages(len(whole), n)
+		}
+	}
+	r.cut = c
+	return r
+}
+
+func (s *Server) resultKeep() time.Duration {
+	if s.cfg.ResultKeep > 0 {
+		return s.cfg.ResultKeep
+	}
+	return DefaultResultKeep
+}
+
+// pages is how many pages of size bytes a text of n bytes reads in.
+func pages(n, size int) int { return max(1, (n+size-1)/size) }
+
+// resultURI is the resource of a kept answer.
+func resultURI(id string) string { return "httptools://results/" + id }
+
+// notice is the text block that says what the result left out.
+func (c *resultCut) notice(tool string) string {
+	var b strings.Builder
+	if c.media != "" {
+		fmt.Fprintf(&b, "[httptools] The answer of %s is %s of %d bytes, over this call's result budget of %d characters: it is not included.", tool, c.media, c.Chars, c.Budget)
+	} else {
+		fmt.Fprintf(&b, "[httptools] The answer of %s was cut to fit this call's result budget of %d characters; the whole is %d characters.", tool, c.Budget, c.Chars)
+		var lists, strs int
+		var first string
+		for _, k := range c.Cuts {
+			if k.Kind == "string" {
+				strs++
+				continue
+			}
+			if lists < 3 {
+				fmt.Fprintf(&b, " %s keeps %d of its %d items.", pointerName(k.Path), k.Kept, k.Total)
+			}
+			lists++
+			if first == "" {
+				first = k.Path
+			}
+		}
+		if other := c.CutCount - min(lists, 3); other > 0 {
+			fmt.Fprintf(&b, " %d other arrays, objects or strings were cut (long strings end with their length).", other)
+		}
+	}
+	if c.URI != "" {
+		fmt.Fprintf(&b, " The whole answer is the resource %s (resources/read; %d page(s), ?page=N) until %s, for this caller only.", c.URI, max(c.Pages, 1), c.Expires)
+	} else {
+		fmt.Fprintf(&b, " The whole answer was not kept (%s): narrow the call (filters, page size) to get less.", c.NotKept)
+	}
+	return b.String()
+}
+
+// pointerName is a JSON Pointer for the notice: "the answer" for the root.
+func pointerName(p string) string {
+	if p == "" {
+		return "The answer"
+	}
+	return "The array or object at " + p
+}
+
+// link is the resource_link block of a kept answer.
+func (c *resultCut) link(tool string) *mcp.ResourceLink {
+	mt := c.media
+	if mt == "" {
+		mt = "application/json"
+	}
+	return &mcp.ResourceLink{URI: c.URI, Name: tool + " answer", MIMEType: mt, Description: "The whole answer of " + tool + ", kept until " + c.Expires + "."}
+}
+
+// metaJSON is the _meta member's value.
+func (c *resultCut) metaJSON() json.RawMessage {
+	b, _ := json.Marshal(c)
+	return b
+}
+
+// The answers kept for later, in this process: by id, with their owner
+// and their hold on the memory budget, each dropped by its timer.
+type heldResults struct {
+	mu    sync.Mutex
+	m     map[string]*heldResult
+	once  sync.Once
+	share *budget.Budget
+}
+
+// heldShare is the part of the memory budget kept answers may hold
+// together: calls in flight keep the rest.
+const heldShare = 4
+
+// shareOf is the kept answers' share of b.
+func (h *heldResults) shareOf(b *budget.Budget) *budget.Budget {
+	if b == nil {
+		return nil
+	}
+	h.once.Do(func() { h.share = budget.New(b.Size() / heldShare) })
+	return h.share
+}
+
+type heldResult struct {
+	owner   string
+	body    []byte
+	media   string
+	size    int // bytes of a page: the call's budget
+	expires time.Time
+	hold    *budget.Hold
+	timer   *time.Timer
+}
+
+// owner names who may read a kept answer: the tenant and the key (none on
+// stdio, whose process is one person's).
+func owner(tenant string, key *auth.APIKey) string {
+	if key == nil {
+		return tenant + "\x00"
+	}
+	return tenant + "\x00" + key.ID
+}
+
+// errNoRoom: the memory budget has no room for an answer to keep.
+var errNoRoom = fmt.Errorf("the service's memory budget has no room to keep it")
+
+// keep holds e's body for keep, drawn on b (nil: no budget), and returns
+// its id and when it goes.
+func (h *heldResults) keep(b *budget.Budget, keep time.Duration, e heldResult) (string, time.Time, error) {
+	hold := b.HoldFor(h.shareOf(b))
+	// Never waits: a call's answer goes out now, kept or not.
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := hold.TakeWithin(now, int64(len(e.body)), 0); err != nil {
+		hold.Release()
+		return "", time.Time{}, errNoRoom
+	}
+	var rb [16]byte
+	rand.Read(rb[:])
+	id := hex.EncodeToString(rb[:])
+	e.expires, e.hold = time.Now().Add(keep), hold
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = map[string]*heldResult{}
+	}
+	h.m[id] = &e
+	h.mu.Unlock()
+	e.timer = time.AfterFunc(keep, func() { h.drop(id) })
+	return id, e.expires, nil
+}
+
+// drop forgets the answer id and gives its bytes back.
+func (h *heldResults) drop(id string) {
+	h.mu.Lock()
+	e := h.m[id]
+	delete(h.m, id)
+	h.mu.Unlock()
+	if e != nil {
+		e.timer.Stop()
+		e.hold.Release()
+	}
+}
+
+// get is the answer id when owner may read it and it has not expired.
+func (h *heldResults) get(owner, id string) (*heldResult, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.m[id]
+	if !ok || e.owner != owner || time.Now().After(e.expires) {
+		return nil, false
+	}
+	return e, true
+}
+
+// count is how many answers are kept, and their bytes.
+func (h *heldResults) count() (n int, bytes int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.m {
+		n++
+		bytes += int64(len(e.body))
+	}
+	return n, bytes
+}
+
+// close drops every kept answer (the server is done).
+func (h *heldResults) close() {
+	h.mu.Lock()
+	ids := make([]string, 0, len(h.m))
+	for id := range h.m {
+		ids = append(ids, id)
+	}
+	h.mu.Unlock()
+	for _, id := range ids {
+		h.drop(id)
+	}
+}
+
+// page is page p (from 1) of e's text in pages of size bytes, cut at a
+// character's start, and how many there are.
+func (e *heldResult) page(p, size int) (string, int, bool) {
+	n := pages(len(e.body), size)
+	if p < 1 || p > n {
+		return "", n, false
+	}
+	start, end := (p-1)*size, min(p*size, len(e.body))
+	for start > 0 && start < len(e.body) && !utf8.RuneStart(e.body[start]) {
+		start--
+	}
+	for end < len(e.body) && !utf8.RuneStart(e.body[end]) {
+		end--
+	}
+	return string(e.body[start:end]), n, true
+}
+
+// resultTemplate is the resource template of kept answers.
+const resultTemplate = "httptools://results/{id}{?page}"
+
+// addResultResources lets srv's clients read the answers kept for them.
+// tenant is the stdio server's ("" on HTTP: the request's key says).
+func (s *Server) addResultResources(srv *mcp.Server, tenant string) {
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name: "results", URITemplate: resultTemplate, MIMEType: "application/json",
+		Description: "The whole answer of a tool call whose result was cut to its budget (the result links it), for the caller that made the call, for a while.",
+	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return s.readResult(ctx, tenant, req.Params.URI)
+	})
+}
+
+// readResult reads a kept answer's page for the caller of ctx.
+func (s *Server) readResult(ctx context.Context, tenant, uri string) (*mcp.ReadResourceResult, error) {
+	rest, ok := strings.CutPrefix(uri, "httptools://results/")
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	id, query, _ := strings.Cut(rest, "?")
+	p := 1
+	if v, ok := strings.CutPrefix(query, "page="); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		p = n
+	}
+	key := keyOf(ctx)
+	if tenant == "" && key != nil {
+		tenant = key.Tenant
+	}
+	e, ok := s.held.get(owner(tenant, key), id)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri) // never kept, expired, or another caller's: the same answer
+	}
+	if e.media != "" {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: e.media, Blob: decodedMedia(e.body)}}}, nil
+	}
+	text, n, ok := e.page(p, e.size)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: "application/json", Text: text,
+		Meta: mcp.Meta{"httptools/page": map[string]any{"page": p, "pages": n}}}
+	if p < n {
+		c.Meta["httptools/page"].(map[string]any)["next"] = resultURI(id) + "?page=" + strconv.Itoa(p+1)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// cutContent is the content of a cut result: the part of the answer that
+// fits (its text, inside the boundary when outside data; for a media
+// answer, nothing), the notice, and the link to the whole when it was
+// kept.
+func (r mcpResult) cutContent() []mcp.Content {
+	var out []mcp.Content
+	if r.media == "" {
+		out = append(out, &mcp.TextContent{Text: r.text()})
+	}
+	out = append(out, &mcp.TextContent{Text: r.cut.notice(r.tool)})
+	if r.cut.URI != "" {
+		out = append(out, r.cut.link(r.tool))
+	}
+	return out
+}
+
+// appendCutMeta appends the _meta member of a cut result for the fast path,
+// with the server's identity under 2026-07-28 as the SDK adds it.
+func (r mcpResult) appendCutMeta(out []byte, modern bool) []byte {
+	m := r.meta()
+	if modern {
+		m["io.modelcontextprotocol/serverInfo"] = mcpImplementation()
+	}
+	b, _ := json.Marshal(m)
+	out = append(out, `"_meta":`...)
+	out = append(out, b...)
+	return append(out, ',')
+}

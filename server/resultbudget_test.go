@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/budget"
+	"github.com/httptools/httptools/internal/testkit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// issuesAnswer is an API's list of n issues of about 1 KiB each.
+func issuesAnswer(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"total":` + strconv.Itoa(n) + `,"issues":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"number":%d,"title":"Issue %d: the list is slow","body":%q,"labels":["bug","p2"]}`, i+1, i+1, strings.Repeat("ünïcode words ", 70))
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// TestResultBudgetFitsEveryAnswer: answers of 10 KB to 8 MB give a model at
+// most the call's budget of text (the answer's part inside the boundary
+// and the notice), valid JSON of the answer's shape, a notice in the text
+// and in _meta, and a link to the whole, which the same key reads back
+// page by page, byte for byte, and no other key reads at all — on the
+// fast path and the SDK's alike. The whole is drawn on the memory budget
+// and given back when it expires.
+func TestResultBudgetFitsEveryAnswer(t *testing.T) {
+	const limit = 6000
+	mem := budget.New(256 << 20)
+	r := newRig(t, func(c *Config) {
+		c.ResultBudgets = ResultBudgets{Default: limit, Tools: map[string]int{"t.roomy": -1}}
+		c.Budget = mem
+		c.ResultKeep = time.Hour
+	})
+	sizes := map[string]int{"10k": 10, "100k": 100, "1m": 1000, "8m": 7000}
+	answers := map[string][]byte{}
+	for name, n := range sizes {
+		answers[name] = issuesAnswer(n)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answers[strings.TrimPrefix(req.URL.Path, "/")])
+	}))
+	t.Cleanup(up.Close)
+	for _, id := range []string{"t.issues", "t.roomy"} {
+		os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, id+".json"), []byte(`{"id":"`+id+`","description":"Issues.","version":"1.0.0","mutating":false,
+			"input":{"type":"object","properties":{"size":{"type":"string"}},"required":["size"]},"output":{"type":"object"},"limits":{"memMB":16,"cpuMs":5000},
+			"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/{size}"}}`), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	other, _, _ := r.store.CreateAPIKey(ctx, "tenant-a", auth.RoleAdmin, "")
+	csOther := mcpSession(t, r.http.URL, other)
+	fitted, readBack, othersRead := 0, 0, 0
+	for _, fast := range []bool{true, false} {
+		r.srv.noFastPath.Store(!fast)
+		for name, n := range sizes {
+			before := r.srv.fastCalls.Load()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.issues", Arguments: map[string]any{"size": name}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %s %v", name, textOf(res), err)
+			}
+			if served := r.srv.fastCalls.Load() > before; served != fast {
+				t.Errorf("fast %v, %s: served by the fast path: %v", fast, name, served)
+			}
+			chars := 0
+			var texts []string
+			var link *mcp.ResourceLink
+			for _, c := range res.Content {
+				switch c := c.(type) {
+				case *mcp.TextContent:
+					chars += utf8.RuneCountInString(c.Text)
+					texts = append(texts, c.Text)
+				case *mcp.ResourceLink:
+					link = c
+				}
+			}
+			if chars > limit || len(texts) != 2 || link == nil {
+				t.Errorf("fast %v, %s: %d characters of text in %d blocks, link %v", fast, name, chars, len(texts), link)
+				continue
+			}
+			var part struct {
+				Total  int
+				Issues []struct{ Number int }
+			}
+			if err := json.Unmarshal([]byte(unframe(t, texts[0])), &part); err != nil || part.Total != n || len(part.Issues) == 0 {
+				t.Errorf("fast %v, %s: the part is not the answer's shape: %v", fast, name, err)
+				continue
+			}
+			var note resultCut
+			raw, _ := json.Marshal(res.Meta[TruncatedMeta])
+			listed := len(part.Issues) == n || strings.Contains(texts[1], "keeps "+strconv.Itoa(len(part.Issues))+" of its "+strconv.Itoa(n)+" items")
+			if err := json.Unmarshal(raw, &note); err != nil || note.URI != link.URI || note.Budget != limit || note.CutCount == 0 || !listed {
+				t.Errorf("fast %v, %s: notice %s / %q", fast, name, raw, texts[1])
+				continue
+			}
+			fitted++
+			// The whole, page by page, by the same key.
+			var whole strings.Builder
+			for p := 1; p <= note.Pages; p++ {
+				uri := link.URI
+				if p > 1 {
+					uri += "?page=" + strconv.Itoa(p)
+				}
+				rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+				if err != nil || len(rr.Contents) != 1 {
+					t.Fatalf("%s page %d: %v", name, p, err)
+				}
+				whole.WriteString(rr.Contents[0].Text)
+			}
+			if whole.String() == string(answers[name]) {
+				readBack++
+			} else {
+				t.Errorf("fast %v, %s: %d pages read back %d bytes of %d", fast, name, note.Pages, whole.Len(), len(answers[name]))
+			}
+			if _, err := csOther.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI}); err == nil {
+				othersRead++
+			}
+		}
+	}
+	if want := 2 * len(sizes); fitted != want || readBack != want || othersRead != 0 {
+		t.Errorf("%d of %d answers fitted, %d read back whole, %d read by another key", fitted, want, readBack, othersRead)
+	}
+	// The tool whose budget is off gives its answer whole.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.roomy", Arguments: map[string]any{"size": "100k"}})
+	if err != nil || res.Meta[TruncatedMeta] != nil || len(res.Content) != 1 {
+		t.Errorf("t.roomy: %v %v", res.Meta, err)
+	}
+	kept, bytes := r.srv.held.count()
+	if inUse := mem.InUse(); kept != 2*len(sizes) || inUse < bytes {
+		t.Errorf("%d answers kept, %d bytes; the memory budget holds %d", kept, bytes, inUse)
+	}
+	t.Logf("%d of %d answers fitted in %d characters, %d read back whole, %d by another key; %d kept, %d bytes on the memory budget",
+		fitted, 2*len(sizes), limit, readBack, othersRead, kept, bytes)
+	r.srv.held.close()
+	if kept, _ := r.srv.held.count(); kept != 0 || mem.InUse() != 0 {
+		t.Errorf("after close: %d kept, %d bytes on the budget", kept, mem.InUse())
+	}
+}
+
+// TestKeptAnswersExpire: a kept answer goes when its time is up, its bytes
+// back on the memory budget, and its link then answers as one never kept;
+// with no room on the budget an answer is cut but not kept, and the
+// notice says so.
+func TestKeptAnswersExpire(t *testing.T) {
+	mem := budget.New(64 << 20)
+	r := newRig(t, func(c *Config) {
+		c.ResultBudgets = ResultBudgets{Default: 3000}
+		c.Budget = mem
+		c.ResultKeep = 50 * time.Millisecond
+	})
+	small, big := issuesAnswer(20), issuesAnswer(1200)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/big" {
+			w.Write(big)
+			return
+		}
+		w.Write(small)
+	}))
+	t.Cleanup(up.Close)
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "i.json"), []byte(`{"id":"t.i","description":"Issues.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"p":{"type":"string"}}},"output":{"type":"object"},"limits":{"memMB":4,"cpuMs":5000},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/{p}"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.i", Arguments: map[string]any{"p": "small"}})
+	if err != nil || res.IsError {
+		t.Fatal(textOf(res), err)
+	}
+	raw, _ := json.Marshal(res.Meta[TruncatedMeta])
+	var note resultCut
+	json.Unmarshal(raw, &note)
+	if note.URI == "" {
+		t.Fatalf("not kept: %s", raw)
+	}
+	testkit.WaitFor(t, "the kept answer to expire", func() bool { n, _ := r.srv.held.count(); return n == 0 })
+	if mem.InUse() != 0 {
+		t.Errorf("%d bytes still on the budget", mem.InUse())
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: note.URI}); err == nil {
+		t.Error("an expired answer was read")
+	}
+	// The kept answers' share of the budget spent: cut, not kept.
+	share := r.srv.held.shareOf(mem).Hold()
+	if err := share.Take(ctx, r.srv.held.shareOf(mem).Size()); err != nil {
+		t.Fatal(err)
+	}
+	defer share.Release()
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.i", Arguments: map[string]any{"p": "big"}})
+	if err != nil || res.IsError {
+		t.Fatal(textOf(res), err)
+	}
+	raw, _ = json.Marshal(res.Meta[TruncatedMeta])
+	note = resultCut{}
+	json.Unmarshal(raw, &note)
+	last, _ := res.Content[len(res.Content)-1].(*mcp.TextContent)
+	if note.URI != "" || note.NotKept == "" || last == nil || !strings.Contains(last.Text, "was not kept") {
+		t.Errorf("over the share: %s, %v", raw, res.Content[len(res.Content)-1])
+	}
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
