@@ -34,9 +34,21 @@ func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
 	// check streams to the client as it arrives (synth.OutputSink): a big
 	// answer is not held.
 	sink := &restSink{w: w}
-	c.opts.Sink = sink
+	limit, ok := s.restBudget(w, r, c.tenant, c.tool.ID()) // resultbudget.go
+	if !ok {
+		return
+	}
+	if limit == 0 {
+		c.opts.Sink = sink
+	}
 	res, err := s.call(r.Context(), c)
-	writeInvoke(w, sink, c, res, err, s.cfg.Logger)
+	var cut *resultCut
+	if limit > 0 && err == nil {
+		out := *res
+		out.Output, cut, err = s.cutAnswer(r.Context(), c.tenant, res.Output, res.MediaType, limit, 0)
+		res = &out
+	}
+	writeInvoke(w, sink, c, res, cut, err, s.cfg.Logger)
 }
 
 // invokeCall admits an invoke and reads its body: the call, its place
@@ -79,7 +91,7 @@ func (s *Server) invokeCall(w http.ResponseWriter, r *http.Request) (*toolCall, 
 // writeInvoke answers an invoke with the call's result or error.
 //
 //go:noinline
-func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.Result, err error, log *slog.Logger) {
+func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.Result, cut *resultCut, err error, log *slog.Logger) {
 	if sink.started {
 		if err != nil {
 			// The 200 and part of the output are out: cut the response
@@ -87,7 +99,7 @@ func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.
 			log.Warn("a streamed answer broke off; the response was cut", "tool", c.tool.ID(), "tenant", c.tenant, "error", err.Error())
 			panic(http.ErrAbortHandler)
 		}
-		w.Write(metaJSON(res))
+		w.Write(metaJSON(res, nil))
 		return
 	}
 	if err != nil {
@@ -98,7 +110,7 @@ func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.
 	// would re-scan it (and cost the hot path a reflection walk).
 	// The output goes out as it is, in its own write: a big answer is not
 	// copied again to be sent.
-	tail := metaJSON(res)
+	tail := metaJSON(res, cut)
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(outputHead)+len(res.Output)+len(tail)))
@@ -221,7 +233,7 @@ const outputHead = `{"output":`
 
 // metaJSON is the end of a successful invoke's body: the meta member and
 // the closing brace.
-func metaJSON(res *synth.Result) []byte {
+func metaJSON(res *synth.Result, cut *resultCut) []byte {
 	b := make([]byte, 0, 96)
 	b = append(b, `,"meta":{"status":`...)
 	b = strconv.AppendInt(b, int64(res.Status), 10)
@@ -235,6 +247,11 @@ func metaJSON(res *synth.Result) []byte {
 		// The output is the base64 text of bytes of this type.
 		b = append(b, `,"mediaType":`...)
 		b, _ = jsontext.AppendQuote(b, res.MediaType)
+	}
+	if cut != nil {
+		// Asked for with ?budget=: what was left out, and where the whole is.
+		b = append(b, `,"truncated":`...)
+		b = append(b, cut.metaJSON()...)
 	}
 	return append(b, "}}\n"...)
 }

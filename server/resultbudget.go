@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +85,7 @@ type resultCut struct {
 	Cuts     []trim.Cut `json:"cuts,omitempty"`
 	CutCount int        `json:"cutCount"`
 	URI      string     `json:"uri,omitempty"`
+	Path     string     `json:"path,omitempty"` // the same over REST
 	Pages    int        `json:"pages,omitempty"`
 	Expires  string     `json:"expires,omitempty"`
 	NotKept  string     `json:"notKept,omitempty"`
@@ -103,35 +106,44 @@ func (s *Server) fitResult(ctx context.Context, r mcpResult, tenant string) mcpR
 	if r.outside {
 		frame = len(frameOutside(r.tool, r.marker, ""))
 	}
-	if r.media == "" && frame+utf8.RuneCount(r.output) <= n {
-		return r
+	out, c, err := s.cutAnswer(ctx, tenant, r.output, r.media, n, frame)
+	if err != nil {
+		return mcpResult{errText: err.Error(), isError: true, tool: r.tool}
 	}
-	if r.media != "" && len(r.output) <= n {
-		return r // the block is not text: within the budget it goes whole
+	if c != nil {
+		r.output, r.cut = out, c
 	}
-	c := &resultCut{Budget: n, Chars: utf8.RuneCount(r.output), media: r.media}
-	whole := r.output
-	if r.media == "" {
-		fit, err := trim.Fit(r.output, n-frame-noticeRoom)
+	return r
+}
+
+// cutAnswer cuts output (of media type media, "" for JSON) to n characters
+// less frame, keeping the whole for the caller of ctx; a nil cut when it
+// fits. A media answer over n is cut to "": its bytes are the link's.
+func (s *Server) cutAnswer(ctx context.Context, tenant string, output []byte, media string, n, frame int) ([]byte, *resultCut, error) {
+	if media == "" && frame+utf8.RuneCount(output) <= n || media != "" && len(output) <= n {
+		return output, nil, nil // a media block is not text: within the budget it goes whole
+	}
+	c := &resultCut{Budget: n, Chars: utf8.RuneCount(output), media: media}
+	whole := output
+	if media == "" {
+		fit, err := trim.Fit(output, n-frame-noticeRoom)
 		if err != nil {
-			return mcpResult{errText: "the answer could not be cut to the result budget: " + err.Error(), isError: true, tool: r.tool}
+			return nil, nil, errors.New("the answer could not be cut to the result budget: " + err.Error())
 		}
-		r.output, c.Cuts, c.CutCount = fit.JSON, fit.Cuts, fit.CutCount
+		output, c.Cuts, c.CutCount = fit.JSON, fit.Cuts, fit.CutCount
 	} else {
-		r.output = []byte(`""`) // the bytes are the link's, not structuredContent's
+		output = []byte(`""`) // the bytes are the link's, not structuredContent's
 	}
-	key := keyOf(ctx)
-	id, expires, err := s.held.keep(s.cfg.Budget, s.resultKeep(), heldResult{owner: owner(tenant, key), body: whole, media: r.media, size: n})
+	id, expires, err := s.held.keep(s.cfg.Budget, s.resultKeep(), heldResult{owner: owner(tenant, keyOf(ctx)), body: whole, media: media, size: n})
 	if err != nil {
 		c.NotKept = err.Error()
 	} else {
-		c.URI, c.Expires = resultURI(id), expires.UTC().Format(time.RFC3339)
-		if r.media == "" {
+		c.URI, c.Path, c.Expires = resultURI(id), "/v1/results/"+id, expires.UTC().Format(time.RFC3339)
+		if media == "" {
 			c.Pages = pages(len(whole), n)
 		}
 	}
-	r.cut = c
-	return r
+	return output, c, nil
 }
 
 func (s *Server) resultKeep() time.Duration {
@@ -416,4 +428,42 @@ func (r mcpResult) appendCutMeta(out []byte, modern bool) []byte {
 	out = append(out, `"_meta":`...)
 	out = append(out, b...)
 	return append(out, ',')
+}
+
+// restBudget is the budget an invoke asked for with ?budget= (a number of
+// characters, or "model" for the one an MCP call of it would have), 0 for
+// none: REST callers get the whole answer unless they ask. false when it
+// answered a bad value.
+func (s *Server) restBudget(w http.ResponseWriter, r *http.Request, tenant, tool string) (int, bool) {
+	v := r.URL.Query().Get("budget")
+	switch v {
+	case "":
+		return 0, true
+	case "model":
+		return s.cfg.ResultBudgets.of(tenant, tool), true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		writeError(w, http.StatusBadRequest, "bad-request", "", fmt.Sprintf(`budget=%q: want a number of characters (at least %d) or "model" for the MCP result budget`, v, MinResultBudget))
+		return 0, false
+	}
+	return max(n, MinResultBudget), true
+}
+
+// getResult answers GET /v1/results/{id}: the whole of an answer cut to
+// its budget, for the key that made the call, with its media type.
+func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
+	k := identity(r.Context())
+	e, ok := s.held.get(owner(k.Tenant, keyOf(r.Context())), r.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "not-found", "", "no kept answer "+r.PathValue("id")+" for this key: it expired, or it is another key's")
+		return
+	}
+	body, ct := e.body, "application/json"
+	if e.media != "" {
+		body, ct = decodedMedia(e.body), e.media
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
 }

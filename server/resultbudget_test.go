@@ -231,3 +231,109 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestRESTResultBudgetOnRequest: REST gives the whole answer unless the
+// caller asks for the budget (?budget=model or a number); then the output
+// is cut as MCP's and meta.truncated says where the whole is, which
+// GET /v1/results/{id} gives back byte for byte to the same key only.
+func TestRESTResultBudgetOnRequest(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ResultBudgets = ResultBudgets{Default: 5000} })
+	answer := issuesAnswer(300)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write(answer) }))
+	t.Cleanup(up.Close)
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "i.json"), []byte(`{"id":"t.i","description":"Issues.","version":"1.0.0","mutating":false,
+		"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/i"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Output json.RawMessage
+		Meta   struct{ Truncated *resultCut }
+	}
+	rp := r.do(t, r.keyA, "POST", "/v1/tools/t.i/invoke", `{}`)
+	json.Unmarshal([]byte(rp.raw), &got)
+	if rp.status != 200 || got.Meta.Truncated != nil || len(got.Output) != len(answer) {
+		t.Fatalf("no budget asked: %d, %d bytes of %d, %v", rp.status, len(got.Output), len(answer), got.Meta.Truncated)
+	}
+	for _, q := range []string{"model", "7000"} {
+		got.Meta.Truncated = nil
+		rp = r.do(t, r.keyA, "POST", "/v1/tools/t.i/invoke?budget="+q, `{}`)
+		json.Unmarshal([]byte(rp.raw), &got)
+		c := got.Meta.Truncated
+		if rp.status != 200 || c == nil || utf8.RuneCount(got.Output) > c.Budget || c.Path == "" || !json.Valid(got.Output) {
+			t.Fatalf("budget=%s: %d %.300s", q, rp.status, rp.raw)
+		}
+		whole := r.do(t, r.keyA, "GET", c.Path, "")
+		if whole.status != 200 || whole.raw != string(answer) {
+			t.Errorf("budget=%s: the whole read back: %d, %d bytes of %d", q, whole.status, len(whole.raw), len(answer))
+		}
+		other := r.do(t, r.keyB, "GET", c.Path, "")
+		if other.status != 404 {
+			t.Errorf("budget=%s: another tenant's key read it: %d", q, other.status)
+		}
+	}
+	if rp := r.do(t, r.keyA, "POST", "/v1/tools/t.i/invoke?budget=lots", `{}`); rp.status != 400 || !strings.Contains(rp.raw, "number of characters") {
+		t.Errorf("budget=lots: %d %s", rp.status, rp.raw)
+	}
+}
+
+// TestImageOverBudgetIsALink: an image whose bytes are over the budget is
+// never cut: the result has no image block but the notice and the link,
+// and resources/read gives the image's bytes back whole, on both paths.
+func TestImageOverBudgetIsALink(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ResultBudgets = ResultBudgets{Default: MinResultBudget} })
+	img := append([]byte("\x89PNG\r\n\x1a\n"), []byte(strings.Repeat("\xfe\x01", 3000))...)
+	small := append([]byte("\x89PNG\r\n\x1a\n"), 1, 2, 3)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		if req.URL.Path == "/small" {
+			w.Write(small)
+			return
+		}
+		w.Write(img)
+	}))
+	t.Cleanup(up.Close)
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "p.json"), []byte(`{"id":"t.png","description":"A picture.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"p":{"type":"string"}}},"output":{},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/{p}"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	linked := 0
+	for _, fast := range []bool{true, false} {
+		r.srv.noFastPath.Store(!fast)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.png", Arguments: map[string]any{"p": "big"}})
+		if err != nil || res.IsError {
+			t.Fatal(textOf(res), err)
+		}
+		var link *mcp.ResourceLink
+		images := 0
+		for _, c := range res.Content {
+			switch c := c.(type) {
+			case *mcp.ImageContent:
+				images++
+			case *mcp.ResourceLink:
+				link = c
+			}
+		}
+		if images != 0 || link == nil || link.MIMEType != "image/png" || !strings.Contains(textOf(res), "is not included") {
+			t.Errorf("fast %v: %d image blocks, link %v, text %q", fast, images, link, textOf(res))
+			continue
+		}
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI})
+		if err != nil || len(rr.Contents) != 1 || string(rr.Contents[0].Blob) != string(img) || rr.Contents[0].MIMEType != "image/png" {
+			t.Errorf("fast %v: read back %v", fast, err)
+			continue
+		}
+		linked++
+		// A small one stays an image block.
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.png", Arguments: map[string]any{"p": "small"}})
+		if err != nil || res.Meta[TruncatedMeta] != nil {
+			t.Errorf("fast %v: a small image: %v %v", fast, res.Meta, err)
+		}
+	}
+	if linked != 2 {
+		t.Errorf("%d of 2 big images linked and read back", linked)
+	}
+}

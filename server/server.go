@@ -263,6 +263,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/connections", s.authed(s.listConnections))
 	mux.Handle("DELETE /v1/connections/{id}", s.sensitive(s.revokeConnection))
 	mux.Handle("GET /v1/calls", s.authed(s.listCalls))
+	mux.Handle("GET /v1/results/{id}", s.authed(s.getResult)) // resultbudget.go
 	mux.Handle("GET /v1/approvals", s.authed(s.listApprovals))
 	mux.Handle("POST /v1/approvals/{id}/approve", s.sensitive(s.approveRoute))
 	mux.Handle("POST /v1/approvals/{id}/deny", s.sensitive(s.denyRoute))

@@ -52,3 +52,24 @@ func (s *stringsFlag) Set(v string) error {
 	*s = append(*s, v)
 	return nil
 }
+
+// namedInts collects a repeatable NAME=N flag; what names NAME in errors.
+type namedInts struct {
+	what string
+	m    map[string]int
+}
+
+func (t *namedInts) String() string { return fmt.Sprint(t.m) }
+
+func (t *namedInts) Set(v string) error {
+	name, n, ok := strings.Cut(v, "=")
+	i, err := strconv.Atoi(n)
+	if !ok || name == "" || err != nil {
+		return fmt.Errorf("want %s=N such as %s=20000, got %q", t.what, strings.ToLower(t.what), v)
+	}
+	if t.m == nil {
+		t.m = map[string]int{}
+	}
+	t.m[name] = i
+	return nil
+}

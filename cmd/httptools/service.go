@@ -56,6 +56,10 @@ type serviceFlags struct {
 	historyMaxRows                              int
 	refreshInterruptedWait                      time.Duration
 	listTTL                                     time.Duration
+	resultBudget                                int
+	resultKeep                                  time.Duration
+	resultBudgets                               namedInts // TENANT=N and TOOL=N, told apart by the flag
+	toolResultBudgets                           namedInts
 }
 
 // register defines the flags of serve, or with serve false of mcp, which
@@ -74,6 +78,10 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	fs.BoolFunc("no-history", "keep no call history (GET /v1/calls, the console's Calls page)", func(v string) error { b, err := strconv.ParseBool(v); f.noHistory = b; return err })
 	fs.DurationVar(&f.historyRetention, "history-retention", 7*24*time.Hour, "how long the call history keeps a call")
 	fs.DurationVar(&f.listTTL, "list-ttl", server.DefaultListTTL, "how long an MCP client may keep a tools/list before listing again (its ttlMs): a new tool or a changed policy reaches a client within it; calls are decided anew each time")
+	fs.IntVar(&f.resultBudget, "result-budget", server.DefaultResultBudget, "characters of text an MCP tool result may give the model; an answer over it is cut by its structure, with a notice and a link to the whole (resources/read) (-1: no budget)")
+	fs.DurationVar(&f.resultKeep, "result-keep", server.DefaultResultKeep, "how long the whole of an answer cut to its budget stays readable, by the same key only")
+	f.toolResultBudgets.what = "TOOL"
+	fs.Var(&f.toolResultBudgets, "tool-result-budget", "TOOL=N: another --result-budget for one tool id (repeatable; -1: none)")
 	fs.IntVar(&f.historyMaxRows, "history-max-rows", 100000, "the most calls the history keeps (the oldest go first)")
 	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve and mcp refuse any other")
 	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
@@ -89,6 +97,8 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
 	fs.IntVar(&f.tenantMax, "tenant-max-inflight", 0, "calls in flight one tenant may have; more get 429 rate-limited (default a quarter of the process's call capacity, at least 64; -1: no bound)")
 	fs.Var(&f.tenantLimits, "tenant-limit", "TENANT=N: another in-flight limit for one tenant (repeatable)")
+	f.resultBudgets.what = "TENANT"
+	fs.Var(&f.resultBudgets, "tenant-result-budget", "TENANT=N: another --result-budget for one tenant (repeatable; a tool's own wins; -1: none)")
 	fs.StringVar(&f.oidc, "oidc", "", `issuers.json: OpenID Connect issuers whose access tokens /mcp takes beside API keys ({"issuers":[{"url","tenant"|"tenantClaim","scopes"}]}; audience <public-url>/mcp)`)
 }
 
@@ -363,7 +373,9 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		Loader:           p.loader,
 		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
 		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
-		ListTTL: f.listTTL,
+		ListTTL:       f.listTTL,
+		ResultBudgets: server.ResultBudgets{Default: f.resultBudget, Tenants: f.resultBudgets.m, Tools: f.toolResultBudgets.m},
+		ResultKeep:    f.resultKeep,
 	})
 	if err != nil {
 		return nil, err
