@@ -3,9 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -238,6 +241,31 @@ type runResult struct {
 	Code, Reason, Message        string
 	Curl                         string
 	Request                      string
+	// An answer of bytes (an image, a PDF): shown, if an image, and
+	// offered for download, from a data: URL of its own bytes.
+	MediaType, MediaName string
+	MediaBytes           int
+	MediaURL             template.URL
+	Image                bool
+}
+
+// setMedia shows the bytes of an answer of media type mt (output: their
+// base64 as a JSON string) as an image when they are one, and as a
+// download. The type is the upstream's, so it is checked to be a plain
+// media type before it goes into a URL.
+func (res *runResult) setMedia(mt string, output []byte) {
+	m, _, err := mime.ParseMediaType(mt)
+	if err != nil || strings.ContainsAny(m, ",;\"") {
+		m = "application/octet-stream"
+	}
+	data := decodedMedia(output)
+	res.MediaType, res.MediaBytes = m, len(data)
+	res.Image = strings.HasPrefix(m, "image/")
+	res.MediaName = "output"
+	if exts, _ := mime.ExtensionsByType(m); len(exts) > 0 {
+		res.MediaName += exts[0]
+	}
+	res.MediaURL = template.URL("data:" + m + ";base64," + base64.StdEncoding.EncodeToString(data))
 }
 
 // toolView is the page of tool id, false when there is none for the
@@ -329,6 +357,9 @@ func (s *Server) runForConsole(ctx context.Context, tool *synth.Tool, input json
 		if out, err = s.call(ctx, &c); err == nil {
 			res.Status, res.Attempts, res.DurationMs = int64(out.Status), int64(out.Attempts), out.Duration.Milliseconds()
 			res.OutsideData = out.OutsideData
+			if out.MediaType != "" {
+				res.setMedia(out.MediaType, out.Output)
+			}
 			var b bytes.Buffer
 			if json.Indent(&b, out.Output, "", "  ") == nil {
 				res.Output = b.String()
