@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,6 +85,11 @@ func TestNodeInterop(t *testing.T) {
 		"spec":{"kind":"http","method":"GET","urlTemplate":"`+forger.URL+`/page","parseJson":false}}`), 0o644)
 	w.write("inside.json", `{"id":"t.inside","description":"The service's own words.","version":"1.0.0","mutating":false,"resultIsOutsideData":false,"input":{"type":"object"},"output":{"type":"object"},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/inside"}}`)
+	// t.issues answers about 330 KB, over the MCP result budget (budget.test.js).
+	issues := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { rw.Write(issuesAnswer(300)) }))
+	t.Cleanup(issues.Close)
+	os.WriteFile(filepath.Join(w.tools, "issues.json"), []byte(`{"id":"t.issues","description":"Issues.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+issues.URL+`/issues"}}`), 0o644)
 	localCopy(t, "../../fixtures/tools", filepath.Join(w.tools, "fixtures"), w.up.URL)
 	localCopy(t, "../../docs/examples", filepath.Join(w.tools, "examples"), w.up.URL)
 	state := t.TempDir()
@@ -123,7 +129,7 @@ func TestNodeInterop(t *testing.T) {
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
 	matrix := policyMatrix(t, p, w.tools, state, policyFile)
-	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js", "mrtr.test.js")
+	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js", "mrtr.test.js", "budget.test.js")
 	cmd.Dir = "../../interop"
 	cmd.Env = append(os.Environ(),
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,
@@ -213,4 +219,18 @@ func policyMatrix(t *testing.T, p *proc, tools, state, allFile string) string {
 	}
 	b, _ := json.Marshal(rows)
 	return string(b)
+}
+
+// issuesAnswer is an API's list of n issues of about 1 KiB each.
+func issuesAnswer(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"total":` + strconv.Itoa(n) + `,"issues":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"number":%d,"title":"Issue %d: the list is slow","body":%q}`, i+1, i+1, strings.Repeat("ünïcode words ", 70))
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
 }
