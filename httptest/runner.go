@@ -36,6 +36,10 @@ type Report struct {
 	// Tools holds each manifest that loaded, by file: what a manifest's
 	// warnings are said of (httptools test prints them as validate does).
 	Tools map[string]*synth.Tool
+	// Untested lists the manifests below the folder run that have no
+	// NAME.cases.json beside them, so that "4 passed" is not read as
+	// "every tool passed" when a fifth has no case at all.
+	Untested []string
 }
 
 // Counts returns how many cases passed and failed.
@@ -107,7 +111,27 @@ func Run(dir string) (*Report, error) {
 	for _, f := range files {
 		rep.Results = append(rep.Results, runFile(f, loader, up, rep.Tools)...)
 	}
+	if !one {
+		rep.Untested = untested(dir, files)
+	}
 	return rep, nil
+}
+
+// untested lists the manifests below dir whose NAME.cases.json is not
+// among casesFiles.
+func untested(dir string, casesFiles []string) []string {
+	has := map[string]bool{}
+	for _, c := range casesFiles {
+		has[strings.TrimSuffix(c, ".cases.json")+".json"] = true
+	}
+	manifests, _ := synth.ManifestFiles(dir) // the walk above read the same folder
+	var out []string
+	for _, m := range manifests {
+		if !has[m] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // runFile runs the cases of casesFile against the manifest beside it,
@@ -189,6 +213,9 @@ func runCase(tool *synth.Tool, c Case, up *Upstream) []string {
 func describe(err error) string {
 	var e *synth.Error
 	if errors.As(err, &e) {
+		if e.Reason == "" { // no reason: no space before the colon
+			return fmt.Sprintf("%s: %s", e.Code, e.Error())
+		}
 		return fmt.Sprintf("%s %s: %s", e.Code, e.Reason, e.Error())
 	}
 	return err.Error()

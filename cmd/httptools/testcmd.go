@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	toolstest "github.com/httptools/httptools/httptest"
@@ -13,7 +14,8 @@ import (
 func testCases(args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("test", "test [DIR|MANIFEST]…",
 		`Run every NAME.cases.json beside its NAME.json against an in-process fake upstream (no network): the exact request,
-then the output or error. Prints each failing case with a diff (- expected, + got) and ends with "N passed, N failed";
+then the output or error. Prints each failing case with a diff (- expected, + got), each manifest without a cases file
+("NONE"), and ends with "N passed, N failed" (and ", N tools without cases" when there are);
 exit 1 on any failure, and 2 when there is no case to run. The fake upstream answers every address, so a tool of a
 loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; the manifest's network allowlist applies.`)
 	args, rc, ok := fs.parse(args, stdout, stderr)
@@ -23,7 +25,7 @@ loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; 
 	if len(args) == 0 {
 		args = []string{"."}
 	}
-	passed, failed := 0, 0
+	passed, failed, untested := 0, 0, 0
 	for _, dir := range args {
 		rep, err := toolstest.Run(dir)
 		if err != nil {
@@ -43,8 +45,18 @@ loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; 
 				fmt.Fprintln(stdout, "     "+strings.ReplaceAll(f, "\n", "\n     "))
 			}
 		}
+		for _, m := range rep.Untested {
+			untested++
+			fmt.Fprintf(stdout, "NONE %s: no cases (write %s beside it)\n", m, strings.TrimSuffix(filepath.Base(m), ".json")+".cases.json")
+		}
 	}
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	// A tool without cases is named, not failed: it may be new, but "4
+	// passed" must not read as "every tool passed".
+	if untested > 0 {
+		fmt.Fprintf(stdout, "%d passed, %d failed, %d tools without cases\n", passed, failed, untested)
+	} else {
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	}
 	if failed > 0 {
 		return 1
 	}
