@@ -28,6 +28,7 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 		// error's Outside, which each door marks as outside data.
 		start := excerpt(r.Secrets.Redact(string(resp.Body)), 512)
 		msg := fmt.Sprintf("upstream answered %d, outside the success range %d–%d", resp.Status, rng.Min, rng.Max)
+		msg += h.mayHaveActed(resp.Status)
 		said := start
 		if page, ok := htmlDigest(resp, start); ok {
 			// An error page's markup is no message: its title (or its
@@ -65,6 +66,19 @@ func (h *Handler) output(r *plan, resp *fetch.Response) (*synth.Output, error) {
 	}
 	out.Status, out.Attempts = resp.Status, resp.Attempts
 	return out, nil
+}
+
+// mayHaveActed is what a refused status means for a mutating tool: the
+// request reached the upstream, which may have written before it
+// answered, so a caller who retries may do the thing twice.
+func (h *Handler) mayHaveActed(status int) string {
+	switch {
+	case !h.mutating:
+		return ""
+	case status >= 200 && status < 300:
+		return fmt.Sprintf("; this tool is mutating and %d is a success, so the upstream has most likely acted: check before calling again, and widen spec.successStatus to include %d", status, status)
+	}
+	return "; this tool is mutating, so the upstream may have acted: check before calling again"
 }
 
 var (

@@ -70,7 +70,7 @@ func (sy *Synthesizer) Synthesize(b *synth.Build) synth.Handler {
 		return nil
 	}
 	h := &Handler{spec: s, tmpl: tmpl, origin: org, client: sy.sender, consumed: map[string]bool{}, vars: map[string]string{}, toolID: m.ID,
-		timeout: &synth.Timeout{D: time.Duration(s.Timeout()) * time.Millisecond, What: "the tool's timeoutMs"}}
+		mutating: m.IsMutating(), timeout: &synth.Timeout{D: time.Duration(s.Timeout()) * time.Millisecond, What: "the tool's timeoutMs"}}
 	if n := m.Network; n != nil && n.Kind == synth.NetworkAllowlist {
 		h.allowlist, h.restricted = n.Hosts, true
 	}
@@ -178,6 +178,7 @@ type Handler struct {
 	hasUserAgent   bool
 	maxBody        int64
 	toolID         string
+	mutating       bool     // an answer outside the success range may follow a write
 	allowlist      []string // the network allowlist, when restricted
 	restricted     bool
 	authHeaders    []string       // header-auth names, dropped on cross-host redirects
