@@ -134,7 +134,14 @@ func (s *Server) cutAnswer(ctx context.Context, tenant string, output []byte, me
 	} else {
 		output = []byte(`""`) // the bytes are the link's, not structuredContent's
 	}
-	id, expires, err := s.held.keep(s.cfg.Budget, s.resultKeep(), heldResult{owner: owner(tenant, keyOf(ctx)), body: whole, media: media, size: n})
+	e := heldResult{owner: owner(tenant, keyOf(ctx)), body: whole, media: media, size: n}
+	id, expires, err := s.held.keep(s.cfg.Budget, s.resultKeep(), e)
+	if err == nil && s.cfg.Results != nil {
+		// For the other replicas: a read may reach any of them.
+		if perr := s.cfg.Results.PutResult(ctx, id, e.owner, media, n, whole, expires); perr != nil {
+			s.cfg.Logger.Warn("a cut answer is kept on this replica only: the store refused it", "error", perr.Error())
+		}
+	}
 	if err != nil {
 		c.NotKept = err.Error()
 	} else {
@@ -382,7 +389,7 @@ func (s *Server) readResult(ctx context.Context, tenant, uri string) (*mcp.ReadR
 	if tenant == "" && key != nil {
 		tenant = key.Tenant
 	}
-	e, ok := s.held.get(owner(tenant, key), id)
+	e, ok := s.keptResult(ctx, owner(tenant, key), id)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri) // never kept, expired, or another caller's: the same answer
 	}
@@ -454,7 +461,7 @@ func (s *Server) restBudget(w http.ResponseWriter, r *http.Request, tenant, tool
 // its budget, for the key that made the call, with its media type.
 func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 	k := identity(r.Context())
-	e, ok := s.held.get(owner(k.Tenant, keyOf(r.Context())), r.PathValue("id"))
+	e, ok := s.keptResult(r.Context(), owner(k.Tenant, keyOf(r.Context())), r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "not-found", "", "no kept answer "+r.PathValue("id")+" for this key: it expired, or it is another key's")
 		return
@@ -466,4 +473,30 @@ func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
+}
+
+// ResultStore keeps the whole of cut answers for every replica (sqlstore
+// does), beside the copy the replica that cut it holds on its memory
+// budget. nil: each replica reads only its own.
+type ResultStore interface {
+	PutResult(ctx context.Context, id, owner, media string, pageSize int, body []byte, expires time.Time) error
+	// Result is connections.ErrNotFound for an answer never kept or
+	// expired.
+	Result(ctx context.Context, id string) (owner, media string, pageSize int, body []byte, expires time.Time, err error)
+}
+
+// keptResult is the kept answer id when owner may read it: this
+// replica's copy, else the store's.
+func (s *Server) keptResult(ctx context.Context, owner, id string) (*heldResult, bool) {
+	if e, ok := s.held.get(owner, id); ok {
+		return e, true
+	}
+	if s.cfg.Results == nil {
+		return nil, false
+	}
+	o, media, size, body, expires, err := s.cfg.Results.Result(ctx, id)
+	if err != nil || o != owner || time.Now().After(expires) {
+		return nil, false
+	}
+	return &heldResult{owner: o, body: body, media: media, size: size, expires: expires}, true
 }

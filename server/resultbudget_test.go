@@ -337,3 +337,95 @@ func TestImageOverBudgetIsALink(t *testing.T) {
 		t.Errorf("%d of 2 big images linked and read back", linked)
 	}
 }
+
+// TestKeptAnswersReadOnAnyReplica: two replicas on one store; an answer cut
+// on one is read back whole on the other, over MCP and REST, by the key
+// that made the call only (another tenant's key: 0 reads). Without the
+// store, the other replica reads nothing.
+func TestKeptAnswersReadOnAnyReplica(t *testing.T) {
+	answer := issuesAnswer(200)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write(answer) }))
+	t.Cleanup(up.Close)
+	for _, shared := range []bool{true, false} {
+		r := newRig(t, func(c *Config) {
+			c.ResultBudgets = ResultBudgets{Default: 4000}
+			if shared {
+				c.Results = c.Store.(*testStore)
+			}
+		})
+		os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "i.json"), []byte(`{"id":"t.i","description":"Issues.","version":"1.0.0","mutating":false,
+			"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/i"}}`), 0o644)
+		if err := r.srv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		other, err := New(r.srv.cfg) // a second replica: the same store, a process of its own
+		if err != nil {
+			t.Fatal(err)
+		}
+		otherHTTP := httptest.NewServer(other.Handler())
+		t.Cleanup(otherHTTP.Close)
+		ctx := context.Background()
+		res, err := mcpSession(t, r.http.URL, r.keyA).CallTool(ctx, &mcp.CallToolParams{Name: "t.i", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatal(textOf(res), err)
+		}
+		raw, _ := json.Marshal(res.Meta[TruncatedMeta])
+		var note resultCut
+		json.Unmarshal(raw, &note)
+		read := 0
+		var whole strings.Builder
+		cs := mcpSession(t, otherHTTP.URL, r.keyA)
+		for p := 1; p <= note.Pages; p++ {
+			uri := note.URI
+			if p > 1 {
+				uri += "?page=" + strconv.Itoa(p)
+			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				break
+			}
+			whole.WriteString(rr.Contents[0].Text)
+		}
+		if whole.String() == string(answer) {
+			read++
+		}
+		rest := restGet(t, otherHTTP.URL+note.Path, r.keyA)
+		if rest == string(answer) {
+			read++
+		}
+		strangers := 0
+		if restGet(t, otherHTTP.URL+note.Path, r.keyB) != "" {
+			strangers++
+		}
+		if _, err := mcpSession(t, otherHTTP.URL, r.keyB).ReadResource(ctx, &mcp.ReadResourceParams{URI: note.URI}); err == nil {
+			strangers++
+		}
+		if want := map[bool]int{true: 2, false: 0}[shared]; read != want || strangers != 0 {
+			t.Errorf("shared store %v: read whole on the other replica %d of 2 ways (want %d), by another tenant's key %d", shared, read, want, strangers)
+		}
+	}
+}
+
+// restGet is the body of a 200 to GET url with key, else "".
+func restGet(t *testing.T, url, key string) string {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return ""
+	}
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}

@@ -117,6 +117,8 @@ type Config struct {
 	// answer stays readable, 0 meaning DefaultResultKeep.
 	ResultBudgets ResultBudgets
 	ResultKeep    time.Duration
+	// Results keeps them for every replica; nil: each replica its own.
+	Results ResultStore
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).

@@ -376,6 +376,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		ListTTL:       f.listTTL,
 		ResultBudgets: server.ResultBudgets{Default: f.resultBudget, Tenants: f.resultBudgets.m, Tools: f.toolResultBudgets.m},
 		ResultKeep:    f.resultKeep,
+		Results:       store,
 	})
 	if err != nil {
 		return nil, err

@@ -120,6 +120,16 @@ var migrations = []string{
 		answer TEXT NOT NULL
 	);
 	CREATE INDEX calls_tenant_at ON calls (tenant, at)`,
+	// Kept results: the whole of answers cut to a model's budget, for a
+	// while, for every replica.
+	`CREATE TABLE kept_results (
+		id TEXT PRIMARY KEY,
+		owner TEXT NOT NULL,
+		media TEXT NOT NULL,
+		page_size INTEGER NOT NULL,
+		body TEXT NOT NULL,
+		expires BIGINT NOT NULL
+	)`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
