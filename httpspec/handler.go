@@ -134,6 +134,9 @@ func fixedHeader(h *Handler) http.Header {
 		if !hd.tmpl.Static() || hd.name == "Idempotency-Key" {
 			return nil
 		}
+		if hd.name == "Content-Type" && h.spec.RequestBody != nil {
+			continue // the body's type: a call without a body sends none
+		}
 		// Clipped, as every shared header value is: an append elsewhere copies.
 		hdr[hd.wire] = slices.Clip(append(hdr[hd.wire], hd.tmpl.Fill(nil)))
 	}

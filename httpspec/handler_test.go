@@ -595,3 +595,32 @@ func TestHeaderSentAsWritten(t *testing.T) {
 		t.Errorf("on the wire:\n%s", got)
 	}
 }
+
+// TestOptionalWholeBody: a body that is one input member sent whole
+// ({body}, as the OpenAPI import makes an optional JSON body) is sent
+// when the input gives it and not at all, nor its Content-Type, when the
+// input leaves it out or gives null (issue 43, class 1).
+func TestOptionalWholeBody(t *testing.T) {
+	up := newUpstream(t, reply(200, `{}`))
+	for _, auth := range []string{"", `,"authorization":{"kind":"bearer","secretRef":{"envName":"production","name":"T"}}`} {
+		tool := load(t, up.URL, `{"kind":"http","method":"DELETE","urlTemplate":"{URL}/zones/{id}","headers":[{"name":"Content-Type","value":"application/json"}],"requestBody":{"kind":"text","template":"{body}"}`+auth+`}`,
+			`"input":{"type":"object","properties":{"id":{"type":"string"},"body":{"type":["object","null"]}},"required":["id"]}`)
+		for _, tc := range []struct{ input, body, ctype string }{
+			{`{"id":"z1","body":{"purge":true}}`, `{"purge":true}`, "application/json"},
+			{`{"id":"z1"}`, "", ""},
+			{`{"id":"z1","body":null}`, "", ""},
+		} {
+			before := up.count()
+			if _, e := invoke(t, tool, synth.CallContext{Secrets: &countingSecrets{values: map[string]string{"production/T": "t"}}}, tc.input); e != nil {
+				t.Fatal(e)
+			}
+			r := up.last(t)
+			if up.count() != before+1 || r.Body != tc.body || len(r.Body) != len(tc.body) {
+				t.Errorf("%s: %d requests, body %q (%d bytes), want 1 and %q", tc.input, up.count()-before, r.Body, len(r.Body), tc.body)
+			}
+			if v, sent := r.Header["Content-Type"]; tc.ctype == "" && sent || tc.ctype != "" && r.Header.Get("Content-Type") != tc.ctype {
+				t.Errorf("%s%s: Content-Type %v (sent %v), want %q", tc.input, auth, v, sent, tc.ctype)
+			}
+		}
+	}
+}

@@ -78,7 +78,12 @@ func (h *Handler) planWith(ctx context.Context, call *synth.Call, u, rejected st
 			r.Body = []byte(f)
 			break
 		}
-		r.Body, ct = []byte(h.text.Fill(in)), body.ContentTypeText
+		// A template that is one value the input lacks (absent or null)
+		// is an optional body not given: none is sent, as an optional
+		// header is not (an imported operation whose body is optional).
+		if text, absent := h.text.FillOptional(in); !absent {
+			r.Body, ct = []byte(text), body.ContentTypeText
+		}
 	}
 	if r.Body == nil && h.fixed != nil {
 		r.Header = h.fixed
@@ -94,6 +99,10 @@ func (h *Handler) planWith(ctx context.Context, call *synth.Call, u, rejected st
 		vals = make([]string, len(h.headers))
 	}
 	for i, hd := range h.headers {
+		if r.Body == nil && hd.name == "Content-Type" && h.spec.RequestBody != nil {
+			// The body's type, and no body this call: nothing to type.
+			continue
+		}
 		v, absent := hd.tmpl.FillOptional(in)
 		if absent && hd.name != "Idempotency-Key" {
 			// A header that is one input value, which the input does
