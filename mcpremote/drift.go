@@ -227,6 +227,32 @@ func canonical(raw []byte) string {
 // input schema not the manifest's) and from what this handler first saw
 // of it. None is nil. validate --remote prints them.
 func (h *Handler) Drift(ctx context.Context, cc synth.CallContext) ([]string, error) {
+	l, err := h.listed(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	return h.verdictOf(l).notes, nil
+}
+
+// Tools opens a session as a call with cc would and returns every tool
+// the server lists, in listing order, each copy of a name listed twice
+// included: what import mcp writes manifests from and validate --remote
+// compares pins with. Within one session it is the listing Drift reads.
+func (h *Handler) Tools(ctx context.Context, cc synth.CallContext) ([]*mcp.Tool, error) {
+	l, err := h.listed(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	var out []*mcp.Tool
+	for _, n := range l.names {
+		out = append(out, l.tools[n]...)
+	}
+	return out, nil
+}
+
+// listed is the listing of a session opened as a call with cc would,
+// within the tool's timeout.
+func (h *Handler) listed(ctx context.Context, cc synth.CallContext) (*listing, error) {
 	call := &synth.Call{Context: cc, Secrets: &redact.Set{}}
 	var err error
 	ctx, cancel := context.WithTimeout(ctx, h.timeout.D)
@@ -242,11 +268,43 @@ func (h *Handler) Drift(ctx context.Context, cc synth.CallContext) ([]string, er
 		return nil, h.openError(err, call)
 	}
 	defer s.done()
-	l, err := h.listingOf(ctx, s)
-	if err != nil {
-		return nil, err
+	return h.listingOf(ctx, s)
+}
+
+// PinKey is the member of a manifest's metadata that holds the remote
+// tool as its server listed it when a pack author imported it
+// (httptools import mcp): the pin validate --remote compares the
+// server's listing with.
+const PinKey = "mcpTool"
+
+// PinnedTool reads the remote tool a manifest's metadata pins under
+// PinKey: nil and no error when it pins none.
+func PinnedTool(metadata json.RawMessage) (*mcp.Tool, error) {
+	if len(metadata) == 0 {
+		return nil, nil
 	}
-	return h.verdictOf(l).notes, nil
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(metadata, &m); err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	raw, ok := m[PinKey]
+	if !ok {
+		return nil, nil
+	}
+	var t mcp.Tool
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("metadata.%s is not an MCP tool as a server lists it: %w", PinKey, err)
+	}
+	return &t, nil
+}
+
+// Changed names, sorted, the members of what a model reads of a remote
+// tool (every member of its listing but the name, as the handler's own
+// pin compares them) that differ between was and now: nil when none.
+func Changed(was, now *mcp.Tool) []string {
+	fields := viewOf(was).changed(viewOf(now))
+	slices.Sort(fields)
+	return fields
 }
 
 // sameSchema compares two JSON Schemas as values, ignoring $schema.

@@ -30,8 +30,11 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fs.help(stdout)
 		return 0
 	}
+	if len(args) > 0 && args[0] == "mcp" {
+		return importMCP(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "openapi" {
-		fmt.Fprintln(stderr, "httptools import: the one kind of document is openapi")
+		fmt.Fprintln(stderr, "httptools import: import openapi FILE, or import mcp URL")
 		fs.help(stderr)
 		return 2
 	}
@@ -78,32 +81,40 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
 		return 1
 	}
-	if *out == "" {
+	if err := writeManifests(*out, res.Manifests, stdout); err != nil {
+		fmt.Fprintln(stderr, "httptools import:", err)
+		return 1
+	}
+	return exitFlagged(flagged)
+}
+
+// writeManifests prints ms as a JSON array when out is "", else writes
+// each as out/ID.json, printing its path: every import's output.
+func writeManifests(out string, ms []openapi.Manifest, stdout io.Writer) error {
+	if out == "" {
 		var b bytes.Buffer
 		b.WriteString("[\n")
-		for i, m := range res.Manifests {
+		for i, m := range ms {
 			if i > 0 {
 				b.WriteString(",\n")
 			}
 			b.Write(bytes.TrimRight(m.JSON, "\n"))
 		}
 		b.WriteString("\n]\n")
-		stdout.Write(b.Bytes())
-		return exitFlagged(flagged)
+		_, err := stdout.Write(b.Bytes())
+		return err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(stderr, "httptools import:", err)
-		return 1
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
 	}
-	for _, m := range res.Manifests {
-		p := filepath.Join(*out, m.ID+".json")
+	for _, m := range ms {
+		p := filepath.Join(out, m.ID+".json")
 		if err := os.WriteFile(p, m.JSON, 0o644); err != nil {
-			fmt.Fprintln(stderr, "httptools import:", err)
-			return 1
+			return err
 		}
 		fmt.Fprintln(stdout, p)
 	}
-	return exitFlagged(flagged)
+	return nil
 }
 
 // exitFlagged is import's exit code: 1 when --check flagged a tool (the

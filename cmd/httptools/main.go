@@ -47,6 +47,11 @@ Usage:
       --allow-external-refs reads the files a multi-file document refers to;
       --check compares every tool with its operation, sending nothing.
 
+  httptools import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME]
+                 [--allow-cidr CIDR]… [--mcp-plain-http HOST]…
+      Write one manifest per tool a remote MCP server lists, each pinning what
+      a model reads of its tool; validate --remote reports any drift from it.
+
   httptools serve --tools DIR [--addr 127.0.0.1:8080] [--db sqlite:./httptools.db|postgres://…]
                   [--apps apps.json] [--public-url URL] [--allow-cidr CIDR]… [--max-timeout MS]
                   [--log-format text|json] [--drain-timeout 30s] [--policy policy.json]

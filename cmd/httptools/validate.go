@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/httptools/httptools/auth"
@@ -23,7 +25,8 @@ func validate(args []string, stdout, stderr io.Writer) int {
 "file: field.path: message" per error and "file: warning: field.path: message" per warning; exit 1 on any error.
 Editors can check and complete manifests from the schema of the format: add "$schema" to a manifest (see the README).
 With --remote, each tool of a remote MCP server (transport "mcp") is checked against what its server lists: a warning
-when the remote tool is missing or its input schema differs, an error when the server cannot be reached. Secrets come
+when the remote tool is missing or its input schema differs; an error when the server cannot be reached, or when it
+lists the tool otherwise than the manifest pins it (metadata.mcpTool, written by import mcp): the changed members named. Secrets come
 from $HTTPTOOLS_SECRET_<ENV>_<NAME>.`)
 	remote := fs.Bool("remote", false, "list the tools of each remote MCP server and compare")
 	var allow cidrFlags
@@ -127,7 +130,44 @@ func (rc *remoteCheck) check(file string) []synth.Problem {
 	for _, n := range notes {
 		ps = append(ps, synth.Problem{Severity: synth.SeverityWarning, Path: "mcpEndpoint", Message: n})
 	}
-	return ps
+	return append(ps, pinDrift(ctx, t, h)...)
+}
+
+// pinDrift is the error of a remote tool that the server lists otherwise
+// than the manifest pins it (metadata.mcpTool, which import mcp writes):
+// the members that changed are named, never quoted.
+func pinDrift(ctx context.Context, t *synth.Tool, h *mcpremote.Handler) []synth.Problem {
+	path := "metadata." + mcpremote.PinKey
+	pin, err := mcpremote.PinnedTool(t.Manifest().Metadata)
+	if err != nil {
+		return []synth.Problem{{Severity: synth.SeverityError, Path: path, Message: err.Error() + ": import the tool again (httptools import mcp)"}}
+	}
+	if pin == nil {
+		return nil
+	}
+	tools, err := h.Tools(ctx, synth.CallContext{Tenant: "local", Secrets: auth.Env{}})
+	if err != nil {
+		return []synth.Problem{{Severity: synth.SeverityError, Path: "mcpEndpoint", Message: "the server could not be asked for its tools: " + err.Error()}}
+	}
+	changed := []string{"name"} // the tool is gone, unless listed
+	for _, now := range tools {
+		if now.Name != h.RemoteTool() {
+			continue
+		}
+		changed = slices.DeleteFunc(changed, func(f string) bool { return f == "name" })
+		for _, f := range mcpremote.Changed(pin, now) { // every copy of a name listed twice
+			if !slices.Contains(changed, f) {
+				changed = append(changed, f)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	slices.Sort(changed)
+	return []synth.Problem{{Severity: synth.SeverityError, Path: path, Message: fmt.Sprintf(
+		"the server lists tool %q otherwise than this manifest pins it (changed: %s): review the remote tool, then import it again (httptools import mcp) to accept it",
+		h.RemoteTool(), strings.Join(changed, ", "))}}
 }
 
 // checkFile loads one manifest and returns the tool when it loads (what is
