@@ -49,7 +49,7 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 		a.Check(m, "spec.authorization", ps)
 	}
 	if r := s.SuccessStatus; r != nil && r.Min > r.Max {
-		ps.Error("spec.successStatus", fmt.Sprintf("min %d is above max %d: swap them", r.Min, r.Max))
+		ps.Error("spec.successStatus", swapAdvice(r.Min, r.Max))
 	}
 	if s.TimeoutMs > opts.MaxTimeoutMs {
 		ps.Error("spec.timeoutMs", fmt.Sprintf("%d is above this runtime's maximum of %d ms: lower it", s.TimeoutMs, opts.MaxTimeoutMs))
@@ -79,6 +79,21 @@ func checkSpec(m *synth.Manifest, s *Spec, opts synth.LoadOptions, ps *synth.Pro
 	}
 	warnings(m, s, tmpl, org, ps)
 	return tmpl, org
+}
+
+// swapAdvice words a success range whose min is above its max as a fix
+// that passes: swapping only when both ends are statuses (100–599), since
+// a swapped "min 201, max 20" would be refused in turn.
+func swapAdvice(lo, hi int) string {
+	isStatus := func(n int) bool { return n >= 100 && n <= 599 }
+	switch {
+	case isStatus(lo) && isStatus(hi):
+		return fmt.Sprintf("min %d is above max %d: swap them (min %d, max %d)", lo, hi, hi, lo)
+	case isStatus(lo):
+		class := lo / 100
+		return fmt.Sprintf("min %d is above max %d, and max must be a status from %d to 599: set max to %d for %d alone, or to %d99 for any %dxx from %d", lo, hi, lo, lo, lo, class, class, lo)
+	}
+	return fmt.Sprintf("min %d is above max %d: both must be statuses from 100 to 599, min at most max (200 and 299 for any 2xx)", lo, hi)
 }
 
 func checkURL(raw string, ps *synth.Problems) (*Template, origin) {
@@ -191,6 +206,13 @@ func warnings(m *synth.Manifest, s *Spec, tmpl *Template, org origin, ps *synth.
 				continue
 			}
 			seen[top] = true
+			if v.Operator == 0 && declares(in) {
+				// A simple {x} must have a value, and an input that lists
+				// its properties tells no caller to send this one: every
+				// call would fail with missing-value.
+				ps.Error("spec.urlTemplate", fmt.Sprintf("placeholder {%s} is not declared in input.properties, so no call can fill it and every call fails with missing-value: declare %q in input.properties and input.required, or fix the placeholder's spelling%s", v.Name, top, suggestName(top, props)))
+				continue
+			}
 			ps.Warn("spec.urlTemplate", fmt.Sprintf("placeholder {%s} is not declared in input.properties: declare %q so callers know to send it", v.Name, top))
 		}
 		required := map[string]bool{}
@@ -217,6 +239,35 @@ func warnings(m *synth.Manifest, s *Spec, tmpl *Template, org origin, ps *synth.
 	if org.name != "" && !hasNetworkEffect(m, org.name) {
 		ps.Warn("effects", fmt.Sprintf("declares no network effect for %s: add {\"kind\": \"network\", \"resource\": \"external:%s\"}", org.name, org.name))
 	}
+}
+
+// declares reports whether an input schema says, at its top, every
+// property a caller sends: it lists properties or refuses others, and
+// declares none elsewhere (a $ref, a combination, patterns). A bare
+// {"type":"object"} declares nothing, so an undeclared placeholder there
+// is only a warning.
+func declares(in gjson.Result) bool {
+	for _, k := range []string{"$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "if", "patternProperties", "dependentSchemas", "dependencies"} {
+		if in.Get(body.Path([]string{k})).Exists() {
+			return false
+		}
+	}
+	props := in.Get("properties")
+	return props.IsObject() && len(props.Map()) > 0 || in.Get("additionalProperties").Type == gjson.False
+}
+
+// suggestName is ` (did you mean "x"?)` when a declared property is
+// within two edits of name, else "".
+func suggestName(name string, props gjson.Result) string {
+	var known []string
+	props.ForEach(func(k, _ gjson.Result) bool {
+		known = append(known, k.Str)
+		return true
+	})
+	if best := synth.Closest(name, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
 }
 
 // checkPlaceholders warns about placeholders input.properties does not declare.

@@ -70,5 +70,5 @@ func Example() {
 	// {"text":"Hello, Ada"} <nil>
 	// input-validation-failed /name must be a string, not number
 	// spec.greeting: is required: add it
-	// spec.greting: unknown field: remove it or fix its spelling (the Tool definition is closed)
+	// spec.greting: unknown field: remove it or fix its spelling (the Tool definition is closed); did you mean "greeting"?
 }

@@ -129,7 +129,7 @@ func checkSpecSchema(doc any, reg *Registry, ps *Problems) {
 	if err := sch.Validate(spec); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			schemaProblemsAt("spec", ve, ps)
+			schemaProblemsAt("spec", sch, ve, ps)
 		} else {
 			ps.schemaError("spec", err.Error())
 		}

@@ -222,18 +222,19 @@ func display(v any) string {
 // schemaProblems turns the manifest-schema violations of a document into
 // problems with field paths.
 func schemaProblems(ve *jsonschema.ValidationError, ps *Problems) {
-	schemaProblemsIn("", ve, ps, "the Tool definition is closed")
+	schemaProblemsIn("", toolSchema(), ve, ps, "the Tool definition is closed")
 }
 
 // schemaProblemsAt is schemaProblems for a part of the manifest at base
 // (a spec, checked against its kind's schema).
-func schemaProblemsAt(base string, ve *jsonschema.ValidationError, ps *Problems) {
-	schemaProblemsIn(base, ve, ps, "the Tool definition is closed")
+func schemaProblemsAt(base string, sch *jsonschema.Schema, ve *jsonschema.ValidationError, ps *Problems) {
+	schemaProblemsIn(base, sch, ve, ps, "the Tool definition is closed")
 }
 
 // schemaProblemsIn is schemaProblemsAt in a document whose unknown fields
-// closed explains.
-func schemaProblemsIn(base string, ve *jsonschema.ValidationError, ps *Problems, closed string) {
+// closed explains; sch, the document's schema, names the fields an unknown
+// one may be a misspelling of.
+func schemaProblemsIn(base string, sch *jsonschema.Schema, ve *jsonschema.ValidationError, ps *Problems, closed string) {
 	for _, l := range leaves(ve) {
 		path := joinLocation(base, l.InstanceLocation)
 		switch k := l.ErrorKind.(type) {
@@ -243,7 +244,7 @@ func schemaProblemsIn(base string, ve *jsonschema.ValidationError, ps *Problems,
 			}
 		case *kind.AdditionalProperties:
 			for _, f := range k.Properties {
-				ps.schemaError(JoinPath(path, f), "unknown field: remove it or fix its spelling ("+closed+")")
+				ps.schemaError(JoinPath(path, f), "unknown field: remove it or fix its spelling ("+closed+")"+didYouMean(sch, l.SchemaURL, f))
 			}
 		case *kind.Pattern:
 			if path == "version" {
@@ -302,7 +303,7 @@ func (d *DocumentSchema) Check(src []byte) []Problem {
 			if what == "" {
 				what = "the document"
 			}
-			schemaProblemsIn("", ve, &ps, what+" takes only the fields of its schema")
+			schemaProblemsIn("", d.sch, ve, &ps, what+" takes only the fields of its schema")
 		}
 	}
 	return ps.List()
