@@ -258,10 +258,11 @@ type heldResult struct {
 // owner names who may read a kept answer: the tenant and the key (none on
 // stdio, whose process is one person's).
 func owner(tenant string, key *auth.APIKey) string {
-	if key == nil {
-		return tenant + "\x00"
+	id := ""
+	if key != nil {
+		id = key.ID
 	}
-	return tenant + "\x00" + key.ID
+	return strconv.Quote(tenant) + " " + strconv.Quote(id) // no NUL: PostgreSQL's text holds none
 }
 
 // errNoRoom: the memory budget has no room for an answer to keep.
