@@ -41,6 +41,9 @@ type Toolset struct {
 
 	factsOnce sync.Once
 	facts     map[string]policy.Tool // what a policy selects each tool by, built on first use
+
+	searchOnce sync.Once
+	search     *searchIndex // the catalogue's search index (search.go), built on first use
 }
 
 // factsOf is what a policy selects tool by: the set's, when tool is one of
