@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
+
+	"github.com/httptools/httptools/synth"
 )
 
 // A command is one subcommand's flags and help: -h, -help and --help print
-// the help on stdout and exit 0; a bad flag prints the error and the help
-// on stderr and exits 2.
+// the help on stdout and exit 0; a bad flag prints one line on stderr (the
+// flag as --name, the nearest flag it may have meant, and where the help
+// is) and exits 2: the help after it would push the error off the screen.
 type command struct {
 	*flag.FlagSet
 	name     string          // "keys create"
@@ -20,6 +24,9 @@ type command struct {
 	env      bool            // flags may also come from HTTPTOOLS_<FLAG> variables
 	envOnly  map[string]bool // …only these, when not empty
 	getenv   func(string) string
+	// notes says why a flag the command does not take is not needed here
+	// (test: "allow-cidr"), for the line a wrong flag prints.
+	notes map[string]string
 }
 
 func newCommand(name, synopsis, about string) *command {
@@ -51,7 +58,7 @@ func envName(flagName string) string {
 
 // help writes the usage line, the paragraph and the flags.
 func (c *command) help(w io.Writer) {
-	fmt.Fprintf(w, "usage: httptools %s\n", c.synopsis)
+	fmt.Fprintf(w, "usage: httptools %s\n", c.usageLine())
 	if c.about != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.about))
 	}
@@ -74,6 +81,76 @@ func (c *command) help(w io.Writer) {
 		fmt.Fprintln(w, "\nEach flag may also be set by its variable: HTTPTOOLS_ and the flag's name in capitals,\n- as _ (--public-url: HTTPTOOLS_PUBLIC_URL; lists comma-separated). The command line wins.")
 	}
 }
+
+// usageLine is the synopsis with every flag it does not name appended,
+// so that the usage line cannot fall behind the flags: a synopsis ending
+// in "[flags]" names the important ones and leaves the rest to the list.
+func (c *command) usageLine() string {
+	line := c.synopsis
+	if strings.HasSuffix(line, "[flags]") {
+		return line
+	}
+	c.VisitAll(func(f *flag.Flag) {
+		if namesFlag(c.synopsis, f.Name) {
+			return
+		}
+		name, _ := flag.UnquoteUsage(f)
+		name = strings.ToUpper(name) // a placeholder, as the synopses write them
+		if name == "" {
+			line += " [--" + f.Name + "]"
+		} else {
+			line += " [--" + f.Name + " " + name + "]"
+		}
+	})
+	return line
+}
+
+// namesFlag reports whether text names --name as a whole flag (not
+// --name-more).
+func namesFlag(text, name string) bool {
+	for rest := text; ; {
+		i := strings.Index(rest, "--"+name)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+2+len(name):]
+		if rest == "" || !isFlagChar(rest[0]) {
+			return true
+		}
+	}
+}
+
+func isFlagChar(b byte) bool {
+	return b == '-' || b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// flagError words a parse error of Go's flag package as one line: flags
+// spelt --name as the help spells them, an unknown flag with the nearest
+// known one, and where the help is.
+func (c *command) flagError(err error) string {
+	msg := err.Error()
+	more := " (httptools " + c.name + " --help lists every flag)"
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		line := "unknown flag --" + name
+		var known []string
+		c.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+		if best := synth.Closest(name, known); best != "" {
+			line += "; did you mean --" + best + "?"
+		}
+		if note := c.notes[name]; note != "" {
+			line += "; " + note
+		}
+		return line + more
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag --" + name + " needs a value (--" + name + " VALUE or --" + name + "=VALUE)" + more
+	}
+	return flagDashes.ReplaceAllString(msg, "$1 --$2") + more
+}
+
+// flagDashes finds a flag named with one dash in the flag package's
+// messages ("for flag -port:", "for -dry-run:").
+var flagDashes = regexp.MustCompile(`(for flag|for) -([A-Za-z0-9][-A-Za-z0-9_.]*)`)
 
 // printFlags is flag.PrintDefaults with the flags written as they are
 // used, --name, and no second default where the usage names its own
@@ -125,7 +202,7 @@ func isString(f *flag.Flag) bool {
 
 // parse parses args, flags before or after the positional arguments (which
 // it returns). When it returns ok false the command is over with exit code
-// rc: 0 after help on stdout, 2 after a bad flag on stderr.
+// rc: 0 after help on stdout, 2 after a bad flag's line on stderr.
 func (c *command) parse(args []string, stdout, stderr io.Writer) (pos []string, rc int, ok bool) {
 	for {
 		if err := c.Parse(args); err != nil {
@@ -133,8 +210,7 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) (pos []string, 
 				c.help(stdout)
 				return nil, 0, false
 			}
-			fmt.Fprintf(stderr, "httptools %s: %v\n\n", c.name, err)
-			c.help(stderr)
+			fmt.Fprintf(stderr, "httptools %s: %s\n", c.name, c.flagError(err))
 			return nil, 2, false
 		}
 		args = c.Args()

@@ -14,7 +14,7 @@ import (
 // importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
 // [--prefix P] [--server URL] [--env-name E].
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--allow-external-refs [--refs-root DIR]] [--check]",
+	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--env-name NAME] [--allow-external-refs [--refs-root DIR]] [--check]",
 		`Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into manifests: printed as a JSON
 array, or one NAME.json per tool with --out. What could not be imported is a warning on stderr; the import ends with
 "N operations: M imported, K skipped (reasons: …)".`)

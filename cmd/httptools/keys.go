@@ -16,7 +16,7 @@ import (
 )
 
 func keys(args []string, stdout, stderr io.Writer) int {
-	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--db …]\n" +
+	usage := "usage: httptools keys create --tenant T [--role admin|service|person] [--person ID] [--toolset NAME] [--unattended-tools GLOBS] [--db …]\n" +
 		"       httptools keys list [--tenant T] [--db …]\n" +
 		"       httptools keys revoke ID [--db …]\n\n" +
 		"Create (printing the key once), list or revoke the API keys of the store; --db may also be set by HTTPTOOLS_DB."
@@ -30,7 +30,7 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	}
 	verb := args[0]
 	synopsis := map[string]string{
-		"create": "keys create --tenant T [--role admin|service|person] [--person ID] [--db …]",
+		"create": "keys create --tenant T [--role admin|service|person] [--person ID] [--toolset NAME] [--unattended-tools GLOBS] [--db …]",
 		"list":   "keys list [--tenant T] [--db …]",
 		"revoke": "keys revoke ID [--db …]",
 	}[verb]
@@ -137,9 +137,12 @@ func keys(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "httptools keys:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", "ID", "TENANT", "ROLE", "PERSON", "CREATED")
+		// Every property keys create sets is a column: a key's toolset and
+		// unattended tools are what it may do, as much as its role.
+		const row = "%-22s %-16s %-8s %-16s %-20s %-12s %s\n"
+		fmt.Fprintf(stdout, row, "ID", "TENANT", "ROLE", "PERSON", "CREATED", "TOOLSET", "UNATTENDED")
 		for _, k := range ks {
-			fmt.Fprintf(stdout, "%-22s %-16s %-8s %-16s %s\n", k.ID, k.Tenant, k.Role, k.Person, k.Created.UTC().Format(time.RFC3339))
+			fmt.Fprintf(stdout, row, k.ID, k.Tenant, k.Role, orDash(k.Person), k.Created.UTC().Format(time.RFC3339), orDash(k.Toolset), orDash(strings.Join(k.UnattendedTools, ",")))
 		}
 	case "revoke":
 		if err := store.RevokeAPIKey(ctx, *tenant, id); err != nil {
@@ -153,4 +156,13 @@ func keys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "revoked %s (replicas stop taking it within a minute)\n", id)
 	}
 	return 0
+}
+
+// orDash is s, or "-" for an empty column (so that the next one does not
+// seem to move left).
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

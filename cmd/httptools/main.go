@@ -19,13 +19,13 @@ import (
 const usage = `httptools — declarative HTTP tools for AI agents (version %s)
 
 Usage:
-  httptools validate PATH…
+  httptools validate PATH… [--remote [--allow-cidr CIDR]… [--mcp-plain-http HOST]…]
       Check manifests (files, or folders searched for *.json; *.cases.json are
       skipped). Prints "file: field.path: message" per error and
       "file: warning: field.path: message" per warning; exit 1 on any error.
 
   httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID]
-                 [--allow-cidr CIDR]… [--dry-run [--format curl|json]]
+                 [--allow-cidr CIDR]… [--mcp-plain-http HOST]… [--dry-run [--format curl|json]]
       Run one call and print its output JSON. --dry-run prints the request it
       would send (a curl line, or JSON with --format json), secrets redacted,
       and sends nothing. Loopback, private and
@@ -59,13 +59,13 @@ Usage:
       its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight and exits.
 
   httptools keys create --tenant T [--role admin|service|person] [--person ID]
-                        [--toolset NAME] [--db …]
+                        [--toolset NAME] [--unattended-tools GLOBS] [--db …]
       Print a new API key for tenant T, once (only its hash is stored).
   httptools keys list [--tenant T] [--db …]
-  httptools keys revoke ID [--db …]
+  httptools keys revoke ID [--tenant T] [--db …]
       List the keys (never the keys themselves), or revoke one.
 
-  httptools mcp --tools DIR [--person ID] [--db …]
+  httptools mcp --tools DIR [--person ID] [--policy policy.json] [--toolset NAME] [--db …]
       Serve the tools over MCP on stdin/stdout, as tenant local.
 
   httptools policy check --policy FILE --tools DIR [--tenant-policy FILE]

@@ -18,7 +18,7 @@ import (
 )
 
 func mcpStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--toolset NAME] [--db …] [flags]",
+	fs := newCommand("mcp", "mcp --tools DIR [--person ID] [--policy FILE] [--toolset NAME] [--db …] [flags]",
 		`Serve the tools over MCP on stdin/stdout, as tenant local (for desktop clients: Claude Desktop, Cursor, VS Code).
 The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR and tells the client.`).fromEnv()
 	var f serviceFlags

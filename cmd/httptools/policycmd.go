@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,12 +30,16 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, policyHelp)
 		return 2
 	}
-	fs := flag.NewFlagSet("policy check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	// The shared command type, for its one-line wrong-flag message; the
+	// help stays policyHelp, printed above.
+	fs := newCommand("policy check", "policy check --policy FILE --tools DIR [--tenant-policy FILE]", "")
 	all := fs.String("policy", "", "the policy all tenants are under")
 	own := fs.String("tenant-policy", "", "one tenant's policy")
 	tools := fs.String("tools", "", "the tools folder")
-	if err := fs.Parse(args[1:]); err != nil || *tools == "" || (*all == "" && *own == "") {
+	if _, rc, ok := fs.parse(args[1:], io.Discard, stderr); !ok {
+		return rc
+	}
+	if *tools == "" || (*all == "" && *own == "") {
 		fmt.Fprint(stderr, policyHelp)
 		return 2
 	}

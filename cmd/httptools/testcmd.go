@@ -18,6 +18,7 @@ then the output or error. Prints each failing case with a diff (- expected, + go
 ("NONE"), and ends with "N passed, N failed" (and ", N tools without cases" when there are);
 exit 1 on any failure, and 2 when there is no case to run. The fake upstream answers every address, so a tool of a
 loopback or private API (http://127.0.0.1:8081/…) needs no --allow-cidr here; the manifest's network allowlist applies.`)
+	fs.notes = map[string]string{"allow-cidr": "httptools test needs none: its fake upstream answers every address, and nothing reaches the one a tool names"}
 	args, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
