@@ -16,6 +16,14 @@
 // a bearer or a named header, or a declared connection), is sent only to
 // the endpoint's own scheme and host, never on a hop elsewhere.
 //
+// A tool with no authorization whose server asks for OAuth (a 401 with a
+// WWW-Authenticate challenge, or a 403 with insufficient_scope) is
+// authorized through Config.Authorizer (package mcpauth: discovery,
+// registration, the authorization code flow): a held token is sent first;
+// a 401 is answered by one authorization and a 403 by one step-up per
+// call, after which the refusal is the call's error. The token goes to the
+// endpoint's scheme and host only, as a declared credential does.
+//
 // Sessions are pooled per tenant, endpoint, credential and allowlist, and
 // shut after Config.IdleTimeout unused. A session the server has forgotten
 // (404 to its id) is opened again and the call sent again: the server did

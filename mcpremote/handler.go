@@ -153,6 +153,14 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if err := resolve(); err != nil {
 		return nil, err
 	}
+	var tries oauthTries
+	if h.oauth() {
+		c, err := h.heldToken(ctx, call)
+		if err != nil {
+			return nil, dl.TimeoutError(err)
+		}
+		cred = c
+	}
 	params := &mcp.CallToolParams{Name: h.remote, Arguments: call.Input}
 	for try := 1; ; try++ {
 		s, err := h.syn.pool.get(ctx, h.key(call.Context.Tenant, cred), func(s *session) error {
@@ -165,6 +173,13 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			var late *lateError
 			if errors.As(err, &late) && try < 3 {
 				continue // another call's deadline cut the handshake this one waited for
+			}
+			var u *unauthorizedError
+			if errors.As(err, &u) && u.ch != nil && h.oauth() {
+				if cred, err = h.authorize(ctx, call, u.ch, &tries); err != nil {
+					return nil, dl.TimeoutError(err)
+				}
+				continue
 			}
 			if h.refusedToken(err, cred, rejected) {
 				rejected = cred.Secret
@@ -204,6 +219,12 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 				go h.checkAlive(s)
 			}
 			return nil, dl.Ended(err)
+		case h.oauth() && s.challenge.Load() != nil:
+			h.syn.pool.drop(s)
+			if cred, err = h.authorize(ctx, call, s.challenge.Load(), &tries); err != nil {
+				return nil, dl.TimeoutError(err)
+			}
+			continue
 		case s.unauthorized.Load():
 			h.syn.pool.drop(s)
 			if h.need != nil && rejected == "" {
@@ -360,7 +381,7 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 		stop()
 		switch {
 		case s.unauthorized.Load():
-			return &unauthorizedError{err}
+			return &unauthorizedError{err, s.challenge.Load()}
 		case late.Load():
 			return &lateError{err}
 		}
@@ -374,6 +395,9 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 		stop()
 		if late.Load() {
 			return &lateError{err}
+		}
+		if ch := s.challenge.Load(); ch != nil && h.oauth() {
+			return &unauthorizedError{err, ch} // initialize was open, tools/list is not
 		}
 		return &listError{err}
 	}
@@ -390,8 +414,13 @@ type lateError struct{ err error }
 func (e *lateError) Error() string { return e.err.Error() }
 func (e *lateError) Unwrap() error { return e.err }
 
-// unauthorizedError is a session the server refused with 401.
-type unauthorizedError struct{ err error }
+// unauthorizedError is a session the server refused with 401 (or, for an
+// Authorizer, a 403 asking for more scopes), with its challenge when it
+// gave one.
+type unauthorizedError struct {
+	err error
+	ch  *challenge
+}
 
 func (e *unauthorizedError) Error() string { return e.err.Error() }
 func (e *unauthorizedError) Unwrap() error { return e.err }
@@ -474,6 +503,7 @@ func (t *credTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.s.unauthorized.Store(true)
 	}
+	noteChallenge(t.s, resp)
 	resp.Body = &noteBody{ReadCloser: resp.Body, s: t.s}
 	return resp, nil
 }

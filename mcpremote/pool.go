@@ -38,6 +38,9 @@ type session struct {
 	// unauthorized is set when the server answered 401 to a request of
 	// the session.
 	unauthorized atomic.Bool
+	// challenge is the server's last OAuth challenge on the session: a
+	// 401, or a 403 asking for more scopes.
+	challenge atomic.Pointer[challenge]
 	// tooLarge is set when an answer was cut at the cap.
 	tooLarge atomic.Bool
 	// listing is the server's tools as last listed on the session (set

@@ -13,6 +13,7 @@ import (
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpauth"
 	"github.com/httptools/httptools/synth"
 )
 
@@ -43,6 +44,13 @@ type Config struct {
 	// IdleTimeout shuts a session (and stops a stdio process) unused this
 	// long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Authorizer, when set, answers the OAuth challenge of a server that
+	// refuses a tool with no spec.authorization (mcp+http and mcp+sse): a
+	// 401, or a 403 with insufficient_scope. Its token is sent as a bearer
+	// to the endpoint's own scheme and host only; each call authorizes at
+	// most once for a 401 and steps up at most once. nil: such a refusal
+	// is the call's error (reason remote-unauthorized).
+	Authorizer mcpauth.Authorizer
 }
 
 // Synthesizer builds the handlers of kind "mcp": tools served by a remote
