@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,8 +33,10 @@ import (
 
 // mcpImport is what an import of one server writes into every manifest.
 type mcpImport struct {
-	endpoint string // mcp+http://HOST/PATH or mcp+sse://…, no fragment
-	host     string
+	endpoint string // mcp+http://HOST/PATH, mcp+sse://… or mcp+stdio://…, no fragment
+	host     string // "" for a stdio server
+	where    string // the host, or the command, for messages
+	network  *synth.Network
 	prefix   string
 	auth     *httpspec.Authorization // nil: the server needs none
 	need     string                  // the connection placeholder's name, when auth names one
@@ -43,7 +46,7 @@ func importMCP(args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("import mcp", "import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME] [--allow-cidr CIDR]… [--mcp-plain-http HOST]…",
 		`List the tools of a remote MCP server (every page of tools/list) and write one manifest per tool: printed as a JSON
 array, or one ID.json per tool with --out. URL is mcp+http://HOST/PATH (streamable HTTP over https), mcp+sse://HOST/PATH,
-or an https:// URL (streamable HTTP). Each manifest names the remote tool in its endpoint's fragment and pins what a model
+an https:// URL (streamable HTTP), or mcp+stdio:///ABSOLUTE/COMMAND ARG… (started to list, as validate --remote does). Each manifest names the remote tool in its endpoint's fragment and pins what a model
 reads of it (metadata.mcpTool), which validate --remote compares with the server's listing. A tool that cannot be written
 is skipped with its reason; the import ends with "N tools: M written, K skipped (reasons: …)".`)
 	out := fs.String("out", "", "write one ID.json per tool into this folder (default: print a JSON array)")
@@ -102,12 +105,23 @@ func newMCPImport(raw, prefix, bearer, conn string, plain []string) (*mcpImport,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", raw, err)
 	}
+	imp := &mcpImport{endpoint: ep, prefix: prefix}
 	if parsed.Transport == "stdio" {
-		return nil, errors.New("a stdio server is not imported: write its manifests by hand (README \"Tools of remote MCP servers\")")
-	}
-	imp := &mcpImport{endpoint: ep, host: parsed.URL.Hostname(), prefix: prefix}
-	if imp.prefix == "" {
-		imp.prefix = hostPrefix(imp.host)
+		// A process of this machine: no host to allow, no credential.
+		imp.where = parsed.Command[0]
+		if bearer != "" || conn != "" {
+			return nil, errors.New("a stdio server gets no credential: remove --bearer-secret and --connection")
+		}
+		if imp.prefix == "" {
+			imp.prefix = idPart(filepath.Base(imp.where))
+		}
+	} else {
+		imp.host = parsed.URL.Hostname()
+		imp.where = imp.host
+		imp.network = &synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{imp.host}}
+		if imp.prefix == "" {
+			imp.prefix = hostPrefix(imp.host)
+		}
 	}
 	if bad := idPart(imp.prefix); bad != imp.prefix {
 		return nil, fmt.Errorf("--prefix %q: a prefix is letters, digits, '_' and '-', e.g. %s", prefix, bad)
@@ -139,6 +153,8 @@ func importEndpoint(raw string, plain []string) (string, error) {
 		return "", fmt.Errorf("%q is not a URL: write mcp+http://HOST/PATH", raw)
 	case scheme == "https":
 		return "mcp+http://" + rest, nil
+	case scheme == "mcp+stdio":
+		return raw, nil // the command as written; ParseMCPEndpoint checks it
 	case scheme == "http":
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -159,7 +175,9 @@ func (imp *mcpImport) list(allow cidrFlags, plain stringsFlag, stderr io.Writer)
 	probe := map[string]any{
 		"id": "import.list", "description": "Lists the server's tools.", "version": "1.0.0", "mutating": false,
 		"transport": "mcp", "mcpEndpoint": imp.endpoint, "input": map[string]any{"type": "object"}, "output": map[string]any{},
-		"network": synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{imp.host}},
+	}
+	if imp.network != nil {
+		probe["network"] = imp.network
 	}
 	if imp.auth != nil {
 		probe["spec"] = mcpremote.Spec{Kind: "mcp", Authorization: imp.auth}
@@ -185,7 +203,7 @@ func (imp *mcpImport) list(allow cidrFlags, plain stringsFlag, stderr io.Writer)
 		return nil, fmt.Errorf("the server %s refused the token of secret %s (401): check it", imp.host, imp.auth.SecretRef)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing the tools of %s: %w", imp.host, err)
+		return nil, fmt.Errorf("listing the tools of %s: %w", imp.where, err)
 	}
 	return tools, nil
 }
@@ -244,7 +262,7 @@ type importedManifest struct {
 	MCPEndpoint string               `json:"mcpEndpoint"`
 	Input       json.RawMessage      `json:"input"`
 	Output      json.RawMessage      `json:"output"`
-	Network     synth.Network        `json:"network"`
+	Network     *synth.Network       `json:"network,omitempty"`
 	NeedsSpec   *synth.NeedsSpec     `json:"needsSpec,omitempty"`
 	Spec        *mcpremote.Spec      `json:"spec,omitempty"`
 	Metadata    map[string]*mcp.Tool `json:"metadata"`
@@ -267,9 +285,9 @@ func (imp *mcpImport) manifest(t *mcp.Tool, id string) (openapi.Manifest, *skip)
 			return openapi.Manifest{}, &skip{t.Name, "an output schema that is not JSON", err.Error()}
 		}
 	}
-	m := importedManifest{ID: id, Description: describeTool(t, imp.host), Version: "1.0.0", Mutating: mutatingOf(t.Annotations),
+	m := importedManifest{ID: id, Description: describeTool(t, imp.where), Version: "1.0.0", Mutating: mutatingOf(t.Annotations),
 		Transport: "mcp", MCPEndpoint: ep, Input: input, Output: output,
-		Network:  synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{imp.host}},
+		Network:  imp.network,
 		Metadata: map[string]*mcp.Tool{mcpremote.PinKey: t}}
 	switch {
 	case imp.need != "":
@@ -300,7 +318,7 @@ func mutatingOf(a *mcp.ToolAnnotations) bool {
 
 // describeTool is the manifest's description: the server's, else its
 // title, else a sentence naming the tool (a description is required).
-func describeTool(t *mcp.Tool, host string) string {
+func describeTool(t *mcp.Tool, where string) string {
 	for _, d := range []string{t.Description, t.Title} {
 		if strings.TrimSpace(d) != "" {
 			return d
@@ -309,7 +327,7 @@ func describeTool(t *mcp.Tool, host string) string {
 	if t.Annotations != nil && strings.TrimSpace(t.Annotations.Title) != "" {
 		return t.Annotations.Title
 	}
-	return fmt.Sprintf("The tool %s of the MCP server %s, which describes it no further.", t.Name, host)
+	return fmt.Sprintf("The tool %s of the MCP server %s, which describes it no further.", t.Name, where)
 }
 
 // maxImportedID bounds an imported id, as import openapi does: MCP

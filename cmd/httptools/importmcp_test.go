@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -383,5 +384,35 @@ func TestImportMCPHelp(t *testing.T) {
 	}
 	if _, errOut, rc := runCLI(t, "import", "mcp", "http://127.0.0.1:9/mcp"); rc != 2 || !strings.Contains(errOut, "--mcp-plain-http 127.0.0.1") {
 		t.Errorf("plain http without the flag: rc %d\n%s", rc, errOut)
+	}
+}
+
+// TestImportMCPStdio: a stdio server (mcpremote's test server, 4 tools)
+// → 4 manifests with no network and no credential, prefixed by the
+// command's name, that validate; whoami calls through httptools call.
+func TestImportMCPStdio(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "stdioserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../mcpremote/testdata/stdioserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	_, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin, "--out", dir)
+	ms := readManifests(t, dir)
+	if rc != 0 || len(ms) != 4 || !strings.Contains(stderr, "4 tools: 4 written, 0 skipped") {
+		t.Fatalf("rc %d, %d manifests: %v\n%s", rc, len(ms), idsOf(ms), stderr)
+	}
+	m := ms["stdioserver.whoami"]
+	if m == nil || m["mcpEndpoint"] != "mcp+stdio://"+bin+"#whoami" || m["network"] != nil || m["spec"] != nil || m["mutating"] != true {
+		t.Errorf("stdioserver.whoami: %v", m)
+	}
+	if out, stderr, rc := runCLI(t, "validate", dir); rc != 0 || !strings.Contains(stderr, "4 manifests, 0 errors, 0 warnings") {
+		t.Errorf("validate: rc %d\n%s%s", rc, out, stderr)
+	}
+	out, stderr, rc := runCLI(t, "call", filepath.Join(dir, "stdioserver.whoami.json"))
+	if rc != 0 || !strings.Contains(out, `"pid"`) {
+		t.Errorf("call whoami: rc %d\n%s%s", rc, out, stderr)
+	}
+	if _, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin, "--bearer-secret", "production/X"); rc != 2 || !strings.Contains(stderr, "gets no credential") {
+		t.Errorf("stdio with a credential: rc %d\n%s", rc, stderr)
 	}
 }
