@@ -134,6 +134,10 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, err)
 		return
 	}
+	if r.URL.Query().Has("q") {
+		s.searchTools(w, r, g) // mcpcatalogue.go
+		return
+	}
 	// The answer is encoded once per tool set and policy view (which
 	// tools the caller sees), as tools/list's pages are.
 	ts := s.Tools()

@@ -385,6 +385,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 		srv := mcp.NewServer(mcpImplementation(), s.completing(s.httpMCPOptions(), "", ""))
 		srv.AddReceivingMiddleware(s.mcpNotices(true))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
+		srv.AddReceivingMiddleware(s.mcpCatalogue()) // outside mcpPolicy: call_tool's call goes through it
 		s.addResultResources(srv, "")
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv

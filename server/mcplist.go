@@ -181,6 +181,9 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 		return false
 	}
 	ts := s.Tools()
+	if s.discovering(ctx, g, ts) {
+		return false // the discovery tools: the SDK's list, as mcpCatalogue changes it
+	}
 	if modern && ts.anyHeaderBound() {
 		return false // the SDK's list leaves out tools whose bindings it refuses
 	}

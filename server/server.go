@@ -119,6 +119,11 @@ type Config struct {
 	ResultKeep    time.Duration
 	// Results keeps them for every replica; nil: each replica its own.
 	Results ResultStore
+	// MCPDiscoveryThreshold: when a caller sees more tools than this over
+	// MCP over HTTP, tools/list offers the discovery tools instead
+	// (mcpcatalogue.go); 0 or less: never, unless the URL asks
+	// (?catalogue=search).
+	MCPDiscoveryThreshold int
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -278,6 +283,10 @@ func (s *Server) Handler() http.Handler {
 	mcpHandler := s.mcpHandler()
 	noticeHandler := s.mcpNoticeHandler() // a call's notices as events (mcpnotices.go)
 	serveMCP := func(w http.ResponseWriter, r *http.Request) {
+		r, ok := catalogueRequest(w, r) // ?catalogue= (mcpcatalogue.go)
+		if !ok {
+			return
+		}
 		if k := identity(r.Context()); k.Role == auth.RolePerson {
 			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
 				forbidden(w, "a person key acts for its own person only, not "+p)
