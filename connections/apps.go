@@ -120,6 +120,12 @@ func (as Apps) CheckManifest(m *synth.Manifest) []synth.Problem {
 	for _, name := range slices.Sorted(maps.Keys(m.NeedsSpec.Connections)) {
 		need := m.NeedsSpec.Connections[name]
 		path := synth.JoinPath("needsSpec.connections", name)
+		if IsDiscovered(need.App) {
+			if u, err := url.Parse(strings.TrimPrefix(need.App, DiscoveredPrefix)); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				ps.Error(path+".app", fmt.Sprintf("app %q: a discovered app is %s and the remote MCP server's URL, such as mcp:https://mcp.example.com/mcp", need.App, DiscoveredPrefix))
+			}
+			continue // its permissions are the scopes its server names
+		}
 		app, ok := as[need.App]
 		if !ok {
 			ps.Error(path+".app", fmt.Sprintf("app %q is not configured in apps.json (configured: %s)", need.App, strings.Join(slices.Sorted(maps.Keys(as)), ", ")))

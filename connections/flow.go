@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/httptools/httptools/internal/ids"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,13 @@ func (m *Manager) Authorize(ctx context.Context, tenant, appID, own string) (str
 // state (an MCP URL elicitation's id).
 func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string) (string, string, error) {
 	app, ok := m.Apps[appID]
-	if !ok {
+	var p Provider
+	if !ok && IsDiscovered(appID) {
+		var err error
+		if p, err = m.provider(ctx, appID); err != nil {
+			return "", "", err
+		}
+	} else if !ok {
 		return "", "", fmt.Errorf("app %q is not configured in apps.json", appID)
 	}
 	st := &State{
@@ -42,6 +49,9 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 	if err := m.States.PutState(ctx, st); err != nil {
 		return "", "", err
 	}
+	if p != nil {
+		return p.AuthCodeURL(st.State, st.Verifier), st.State, nil
+	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
 	for k, v := range app.AuthParams {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
@@ -53,6 +63,13 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 // with the PKCE verifier, maps the granted scopes back to permission keys and
 // stores the connection, active.
 func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, error) {
+	return m.CallbackIss(ctx, state, code, "")
+}
+
+// CallbackIss is Callback with the answer's iss parameter (RFC 9207, ""
+// when it had none), which a discovered app's authorization server may be
+// required to send.
+func (m *Manager) CallbackIss(ctx context.Context, state, code, iss string) (*Record, error) {
 	st, err := m.States.TakeState(ctx, state)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrBadState
@@ -63,16 +80,9 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	if m.sharedNow(ctx).After(st.Expires) {
 		return nil, ErrBadState
 	}
-	app, ok := m.Apps[st.App]
-	if !ok {
-		return nil, fmt.Errorf("app %q is no longer configured", st.App)
-	}
-	requested := app.scopes(nil)
-	tctx, cancel := context.WithTimeout(m.tokenContext(ctx), m.refreshTimeout())
-	defer cancel()
-	tok, err := app.oauthConfig(m.RedirectURL, requested).Exchange(tctx, code, oauth2.VerifierOption(st.Verifier))
+	tok, requested, grants, err := m.exchange(ctx, st, code, iss)
 	if err != nil {
-		return nil, fmt.Errorf("exchanging the code at %s: %s", st.App, describeTokenError(err))
+		return nil, err
 	}
 	if err := bearerOnly(tok); err != nil {
 		return nil, fmt.Errorf("exchanging the code at %s: %w", st.App, err)
@@ -88,7 +98,7 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	}
 	rec, err := m.Connections.SaveConnection(ctx, &Record{
 		Tenant: st.Tenant, App: st.App, Owner: st.Owner,
-		Permissions: app.grantedPermissions(scopes), Scopes: scopes,
+		Permissions: grants(scopes), Scopes: scopes,
 		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: expiry,
 		Status: StatusActive, LastRefresh: issued,
 	})
@@ -97,6 +107,36 @@ func (m *Manager) Callback(ctx context.Context, state, code string) (*Record, er
 	}
 	m.cache.Delete(cacheKey(rec.Tenant, rec.App, rec.Owner))
 	return rec, nil
+}
+
+// exchange trades the code of st's flow for a token at its app: the
+// scopes asked, and what maps the granted scopes to permissions (a
+// discovered app's permissions are its scopes).
+func (m *Manager) exchange(ctx context.Context, st *State, code, iss string) (*oauth2.Token, []string, func([]string) []string, error) {
+	if app, ok := m.Apps[st.App]; ok {
+		requested := app.scopes(nil)
+		tctx, cancel := context.WithTimeout(m.tokenContext(ctx), m.refreshTimeout())
+		defer cancel()
+		tok, err := app.oauthConfig(m.RedirectURL, requested).Exchange(tctx, code, oauth2.VerifierOption(st.Verifier))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("exchanging the code at %s: %s", st.App, describeTokenError(err))
+		}
+		return tok, requested, app.grantedPermissions, nil
+	}
+	if !IsDiscovered(st.App) {
+		return nil, nil, nil, fmt.Errorf("app %q is no longer configured", st.App)
+	}
+	p, err := m.provider(ctx, st.App)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tctx, cancel := context.WithTimeout(ctx, m.refreshTimeout())
+	defer cancel()
+	tok, err := p.Exchange(tctx, code, st.Verifier, iss)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("exchanging the code at %s: %w", st.App, err)
+	}
+	return tok, p.Scopes(), slices.Clone[[]string], nil
 }
 
 func (m *Manager) refreshTimeout() time.Duration {

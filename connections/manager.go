@@ -53,6 +53,10 @@ type Manager struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Discover, when set, finds the Provider of a discovered app (a remote
+	// MCP server's authorization server: discovered.go); nil connects
+	// apps.json's apps only.
+	Discover func(ctx context.Context, app string) (Provider, error)
 	// OnRefresh, when set, is told the outcome of every token request:
 	// "ok", "needs-reauth" or "failed" (for metrics).
 	OnRefresh func(outcome string)
@@ -169,7 +173,7 @@ func (m *Manager) tokenContext(ctx context.Context) context.Context {
 // AccessToken implements synth.ConnectionSource.
 func (m *Manager) AccessToken(ctx context.Context, req synth.ConnectionRequest) (string, error) {
 	need := req.Need
-	if _, ok := m.Apps[need.App]; !ok {
+	if !m.known(need.App) {
 		return "", synth.PreconditionFailed(synth.ReasonConnectionUnavailable, "app %q is not configured in apps.json", need.App)
 	}
 	own, err := owner(need, req.Person)

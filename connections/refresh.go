@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/httptools/httptools/internal/ids"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,12 +140,10 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 	if err != nil || !took {
 		return cur, err // an error, or a token someone else refreshed (or that may still serve)
 	}
-	app := m.Apps[need.App]
-	conf := app.oauthConfig(m.RedirectURL, nil)
 	// The lease is renewed while the provider is asked: held as long as
 	// this replica lives, and at most LeaseTTL past its death.
 	stop := m.keepLease(ctx, cur)
-	tok, terr := conf.TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	tok, grants, terr := m.renew(ctx, need.App, cur.RefreshToken)
 	stop()
 	if terr != nil {
 		return m.refreshFailed(ctx, cur, need, own, rejected, takenFrom, terr)
@@ -170,7 +169,7 @@ func (m *Manager) refreshOnce(ctx context.Context, tenant string, need synth.Con
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
 		next.Scopes = strings.Fields(s)
-		next.Permissions = app.grantedPermissions(next.Scopes)
+		next.Permissions = grants(next.Scopes)
 	}
 	stored, err := m.complete(ctx, &next)
 	switch {
@@ -531,4 +530,19 @@ func (m *Manager) Flush(ctx context.Context) error {
 		return true
 	})
 	return first
+}
+
+// renew asks app's token endpoint for a token for refreshToken, and what
+// maps granted scopes to permissions.
+func (m *Manager) renew(ctx context.Context, app, refreshToken string) (*oauth2.Token, func([]string) []string, error) {
+	if a, ok := m.Apps[app]; ok {
+		tok, err := a.oauthConfig(m.RedirectURL, nil).TokenSource(m.tokenContext(ctx), &oauth2.Token{RefreshToken: refreshToken}).Token()
+		return tok, a.grantedPermissions, err
+	}
+	p, err := m.provider(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := p.Refresh(ctx, refreshToken)
+	return tok, slices.Clone[[]string], err
 }

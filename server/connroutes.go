@@ -67,7 +67,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "the provider said "+e)
 		return
 	}
-	rec, err := s.cfg.Manager.Callback(r.Context(), q.Get("state"), q.Get("code"))
+	rec, err := s.cfg.Manager.CallbackIss(r.Context(), q.Get("state"), q.Get("code"), q.Get("iss")) // iss: RFC 9207, for a discovered app
 	if err != nil {
 		status := http.StatusBadGateway
 		switch {

@@ -123,7 +123,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			log.Warn("profiler on", "addr", *pprofAddr, "error", http.ListenAndServe(*pprofAddr, mux))
 		}()
 	}
-	hs := server.NewHTTPServer(srv.Handler(), lim, log)
+	hs := server.NewHTTPServer(metadataDocument(strings.TrimRight(f.publicURL, "/"), srv.Handler()), lim, log) // mcpconnect.go
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if *metricsAddr != "" {

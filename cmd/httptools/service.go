@@ -320,7 +320,8 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	if public == "" {
 		public = "http://" + addr
 	}
-	if p.apps != nil {
+	var srv *server.Server
+	if p.apps != nil || usesDiscovered(p.tools) {
 		// Token requests go through the guard too, and follow no redirect:
 		// a 307 would post the client secret and the code again.
 		mgr = &connections.Manager{Connections: store, States: store, Apps: p.apps, RedirectURL: public + "/v1/oauth/callback", Logger: log,
@@ -330,6 +331,8 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 			SoleReplica: strings.HasPrefix(f.db, "sqlite:")}
 	}
 	var oidcCfg *server.OIDC
+		// Remote MCP servers' authorization, found for each (mcpconnect.go).
+		mgr.Discover = connector(p.client, f.plainHTTP, p.apps, store, public, func() *server.Toolset { return srv.Tools() }).Provider
 	if f.oidc != "" {
 		var err error
 		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
@@ -366,7 +369,8 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		hist.Start()
 		go pruneHistory(ctx, store, f.historyRetention, f.historyMaxRows, log)
 	}
-	srv, err := server.New(server.Config{
+	var err error
+	srv, err = server.New(server.Config{
 		Policies: store, Approvals: store, History: hist, Calls: store,
 		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),

@@ -8,8 +8,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/connections"
@@ -25,6 +27,10 @@ import (
 func (s *SQLStore) CreateAPIKey(ctx context.Context, tenant, role, person string) (string, *auth.APIKey, error) {
 	if tenant == "" {
 		return "", nil, errors.New("an API key needs a tenant")
+	}
+	if strings.IndexFunc(tenant, unicode.IsControl) >= 0 {
+		// Such names are the service's own (remote MCP registrations).
+		return "", nil, fmt.Errorf("tenant %q holds a control character: name it with printable characters", tenant)
 	}
 	if err := auth.CheckRole(role, person); err != nil {
 		return "", nil, err

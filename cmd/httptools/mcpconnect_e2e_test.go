@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// oauthMCP is a remote MCP server behind OAuth, as a SaaS vendor hosts
+// one: its protected resource metadata names an authorization server that
+// takes dynamic registration and answers with iss (RFC 9207); the server
+// takes only the access tokens that server issued for it.
+type oauthMCP struct {
+	mcp, as          *httptest.Server
+	registrations    atomic.Int64
+	codes, refreshes atomic.Int64
+	mu               sync.Mutex
+	valid            map[string]bool // access tokens the MCP server takes
+	challenges       map[string]string
+	asked            url.Values // the last authorization request
+	tokenAsked       url.Values // the last token request
+	bearersAtAS      atomic.Int64
+	calls            atomic.Int64
+	issued           int
+}
+
+func newOAuthMCP(t *testing.T) *oauthMCP {
+	o := &oauthMCP{valid: map[string]bool{}, challenges: map[string]string{}}
+	gs := mcp.NewServer(&mcp.Implementation{Name: "vendor", Version: "1"}, nil)
+	gs.AddTool(&mcp.Tool{Name: "sum", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			o.calls.Add(1)
+			var in struct{ A, B float64 }
+			json.Unmarshal(req.Params.Arguments, &in)
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"sum": in.A + in.B}}, nil
+		})
+	gh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gs }, nil)
+	o.mcp = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			writeJSONDoc(w, map[string]any{"resource": o.mcp.URL + "/mcp", "authorization_servers": []string{o.as.URL}, "scopes_supported": []string{"tools.read"}})
+			return
+		}
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		o.mu.Lock()
+		ok := o.valid[tok]
+		o.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o.mcp.URL+`/.well-known/oauth-protected-resource/mcp", scope="tools.read"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		gh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(o.mcp.Close)
+	o.as = httptest.NewServer(http.HandlerFunc(o.serveAS))
+	t.Cleanup(o.as.Close)
+	return o
+}
+
+func writeJSONDoc(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		o.bearersAtAS.Add(1) // an access token sent where it is not for
+	}
+	switch r.URL.Path {
+	case "/.well-known/oauth-authorization-server":
+		writeJSONDoc(w, map[string]any{"issuer": o.as.URL, "authorization_endpoint": o.as.URL + "/authorize", "token_endpoint": o.as.URL + "/token",
+			"registration_endpoint": o.as.URL + "/register", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"client_secret_post"}, "authorization_response_iss_parameter_supported": true})
+	case "/register":
+		o.registrations.Add(1)
+		var req struct {
+			RedirectURIs []string `json:"redirect_uris"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.WriteHeader(http.StatusCreated)
+		writeJSONDoc(w, map[string]any{"client_id": "dyn-1", "client_secret": "dyn-secret", "token_endpoint_auth_method": "client_secret_post", "redirect_uris": req.RedirectURIs})
+	case "/authorize":
+		q := r.URL.Query()
+		o.mu.Lock()
+		o.asked = q
+		o.challenges[q.Get("state")] = q.Get("code_challenge")
+		o.mu.Unlock()
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		v := url.Values{"code": {"code-" + q.Get("state")}, "state": {q.Get("state")}, "iss": {o.as.URL}}
+		back.RawQuery = v.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	case "/token":
+		r.ParseForm()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.tokenAsked = r.PostForm
+		if r.PostForm.Get("client_id") != "dyn-1" || r.PostForm.Get("client_secret") != "dyn-secret" {
+			http.Error(w, `{"error":"invalid_client"}`, 401)
+			return
+		}
+		switch r.PostForm.Get("grant_type") {
+		case "authorization_code":
+			state := strings.TrimPrefix(r.PostForm.Get("code"), "code-")
+			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+			if o.challenges[state] == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != o.challenges[state] {
+				http.Error(w, `{"error":"invalid_grant"}`, 400)
+				return
+			}
+			o.codes.Add(1)
+		case "refresh_token":
+			o.refreshes.Add(1)
+		default:
+			http.Error(w, `{"error":"unsupported_grant_type"}`, 400)
+			return
+		}
+		o.issued++
+		at := fmt.Sprintf("at-%d", o.issued)
+		o.valid[at] = true
+		writeJSONDoc(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fmt.Sprintf("rt-%d", o.issued),
+			"scope": "tools.read", "aud": o.mcp.URL + "/mcp"})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// revoke makes the MCP server refuse every token issued so far.
+func (o *oauthMCP) revoke() {
+	o.mu.Lock()
+	o.valid = map[string]bool{}
+	o.mu.Unlock()
+}
+
+// TestRemoteMCPBehindOAuth: a tool of a remote MCP server whose connection
+// is a discovered app (mcp: and the server's URL), with nothing in
+// apps.json. A person's first call is refused with the way to connect;
+// the connect flow serve starts discovers the server's authorization
+// server, registers itself there once (dynamically: 1 registration for 2
+// people), asks with PKCE S256 and the resource indicator, checks the
+// answer's iss, and stores the connection; the call then runs with a
+// token the server takes. When the server refuses the token, the
+// connection is refreshed once and the call sent again. The token never
+// reaches the authorization server's endpoints (0 bearers there).
+func TestRemoteMCPBehindOAuth(t *testing.T) {
+	o := newOAuthMCP(t)
+	host := strings.TrimPrefix(o.mcp.URL, "http://")
+	app := "mcp:" + o.mcp.URL + "/mcp"
+	tools := t.TempDir()
+	os.WriteFile(filepath.Join(tools, "sum.json"), []byte(`{"id":"vendor.sum","description":"Adds, as the person.","version":"1.0.0","mutating":false,"transport":"mcp",
+		"mcpEndpoint":"mcp+http://`+host+`/mcp#sum",
+		"input":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}},"output":{"type":"object"},
+		"needsSpec":{"connections":{"vendor":{"app":"`+app+`","permissions":["tools.read"],"as":"person"}}},
+		"spec":{"kind":"mcp","authorization":{"kind":"connection","connection":"vendor"}}}`), 0o644)
+	state := t.TempDir()
+	p := startServe(t, e2eEnv, "--tools", tools, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0",
+		"--allow-cidr", "127.0.0.1/32", "--mcp-plain-http", "127.0.0.1")
+	call := func(person string) (int, string) {
+		return p.do(t, p.key, "POST", "/v1/tools/vendor.sum/invoke", `{"input":{"a":2,"b":3},"context":{"person":"`+person+`"}}`)
+	}
+	if st, body := call("u1"); st != 409 || !strings.Contains(body, "connection-unavailable") {
+		t.Fatalf("before connecting: %d %s", st, body)
+	}
+	connect := func(person string) {
+		st, body := p.do(t, p.key, "POST", "/v1/connections/"+url.PathEscape(app)+"/authorize", `{"as":"person","person":"`+person+`"}`)
+		if st != 200 {
+			t.Fatalf("authorize %s: %d %s", person, st, body)
+		}
+		var a struct{ URL string }
+		json.Unmarshal([]byte(body), &a)
+		resp, err := http.Get(a.URL) // the person's browser: the authorization server, then serve's callback
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("callback for %s: %d %s", person, resp.StatusCode, page)
+		}
+	}
+	connect("u1")
+	o.mu.Lock()
+	asked, tokenAsked := o.asked, o.tokenAsked
+	o.mu.Unlock()
+	if asked.Get("resource") != o.mcp.URL+"/mcp" || asked.Get("code_challenge_method") != "S256" || asked.Get("client_id") != "dyn-1" ||
+		asked.Get("scope") != "tools.read" || tokenAsked.Get("resource") != o.mcp.URL+"/mcp" {
+		t.Errorf("authorization request %v; token request resource %q", asked, tokenAsked.Get("resource"))
+	}
+	if st, body := call("u1"); st != 200 || !strings.Contains(body, `"sum":5`) {
+		t.Fatalf("connected: %d %s", st, body)
+	}
+	connect("u2")
+	if st, body := call("u2"); st != 200 {
+		t.Fatalf("u2 connected: %d %s", st, body)
+	}
+	// The server stops taking the tokens: one refresh, the call sent again.
+	o.revoke()
+	if st, body := call("u1"); st != 200 || !strings.Contains(body, `"sum":5`) {
+		t.Fatalf("after the server refused the token: %d %s", st, body)
+	}
+	if o.registrations.Load() != 1 || o.codes.Load() != 2 || o.refreshes.Load() != 1 || o.bearersAtAS.Load() != 0 || o.calls.Load() != 3 {
+		t.Errorf("registrations %d (want 1), codes %d (2), refreshes %d (1), bearer tokens at the authorization server %d (0), calls %d (3)",
+			o.registrations.Load(), o.codes.Load(), o.refreshes.Load(), o.bearersAtAS.Load(), o.calls.Load())
+	}
+	// The connection is listed like any other.
+	if st, body := p.do(t, p.key, "GET", "/v1/connections", ""); st != 200 || strings.Count(body, app) != 2 {
+		t.Errorf("connections: %d %s", st, body)
+	}
+}
