@@ -79,6 +79,11 @@ is skipped with its reason; the import ends with "N tools: M written, K skipped 
 	for _, s := range skipped {
 		fmt.Fprintln(stderr, "warning:", s)
 	}
+	for _, t := range tools {
+		if strings.TrimSpace(t.Description) == "" && !slices.ContainsFunc(skipped, func(k skip) bool { return k.tool == t.Name }) {
+			fmt.Fprintf(stderr, "warning: tool %q: the server gives no description, so the manifest's is its title or name: write what a model should know of it\n", t.Name)
+		}
+	}
 	if imp.need != "" {
 		fmt.Fprintf(stderr, "authorization: every tool sends connection %q, a placeholder: declare app %q in apps.json (README \"Connections\") and list the permissions its calls need in needsSpec.connections.%s\n", imp.need, imp.need, imp.need)
 	}

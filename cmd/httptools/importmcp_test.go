@@ -111,7 +111,8 @@ func readManifests(t *testing.T, dir string) map[string]map[string]any {
 
 // TestImportMCPWritesEveryTool: a server listing 8 tools in pages of 3
 // (3 tools/list requests) → 7 manifests, one per tool but the one whose
-// name no endpoint fragment can hold (skipped, with its reason); their
+// name no endpoint fragment can hold (skipped, with its reason; the two
+// without a description are warned of); their
 // ids unique (x.y and x-y read alike), mutating from the annotations by
 // the MCP defaults, each endpoint naming its remote tool; all 7 validate,
 // validate --remote finds no drift (exit 0), and each of the 7 calls
@@ -132,7 +133,7 @@ func TestImportMCPWritesEveryTool(t *testing.T) {
 	dir := t.TempDir()
 	stderr, rc := s.importTo(t, dir, "--prefix", "acme")
 	if rc != 0 || !strings.Contains(stderr, `8 tools: 7 written, 1 skipped (reasons: 1 × a name an endpoint's fragment cannot hold`) ||
-		!strings.Contains(stderr, `tool "Get Weather!" skipped`) {
+		!strings.Contains(stderr, `tool "Get Weather!" skipped`) || strings.Count(stderr, "gives no description") != 2 {
 		t.Fatalf("import: rc %d\n%s", rc, stderr)
 	}
 	if n := s.lists.Load(); n != 3 {
@@ -398,7 +399,7 @@ func TestImportMCPStdio(t *testing.T) {
 	dir := t.TempDir()
 	_, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin, "--out", dir)
 	ms := readManifests(t, dir)
-	if rc != 0 || len(ms) != 4 || !strings.Contains(stderr, "4 tools: 4 written, 0 skipped") {
+	if rc != 0 || len(ms) != 4 || !strings.Contains(stderr, "4 tools: 4 written, 0 skipped") || strings.Count(stderr, "gives no description") != 4 {
 		t.Fatalf("rc %d, %d manifests: %v\n%s", rc, len(ms), idsOf(ms), stderr)
 	}
 	m := ms["stdioserver.whoami"]
