@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/httptools/httptools/connections"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +33,7 @@ func (s *Server) uiConnections(w http.ResponseWriter, r *http.Request) {
 	for id := range s.cfg.Apps {
 		v.Apps = append(v.Apps, id)
 	}
+	v.Apps = append(v.Apps, s.discoveredApps()...)
 	sort.Strings(v.Apps)
 	var err error
 	if v.Connections, err = s.connectionsOf(r.Context(), k); err != nil {
@@ -206,4 +209,23 @@ func (s *Server) uiCalls(w http.ResponseWriter, r *http.Request) {
 		p.Error = failureOf(err).msg
 	}
 	s.uiRender(w, r, http.StatusOK, "calls", p)
+}
+
+// discoveredApps are the remote MCP servers' authorizations the tools
+// connect to (connections.IsDiscovered), when the manager discovers them.
+func (s *Server) discoveredApps() []string {
+	if s.cfg.Manager == nil || s.cfg.Manager.Discover == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range s.Tools().Manifests() {
+		if m := t.Manifest(); m.NeedsSpec != nil {
+			for _, need := range m.NeedsSpec.Connections {
+				if connections.IsDiscovered(need.App) && !slices.Contains(out, need.App) {
+					out = append(out, need.App)
+				}
+			}
+		}
+	}
+	return out
 }

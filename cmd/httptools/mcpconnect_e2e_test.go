@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -214,8 +215,25 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 		t.Errorf("registrations %d (want 1), codes %d (2), refreshes %d (1), bearer tokens at the authorization server %d (0), calls %d (3)",
 			o.registrations.Load(), o.codes.Load(), o.refreshes.Load(), o.bearersAtAS.Load(), o.calls.Load())
 	}
-	// The connection is listed like any other.
+	// The connection is listed like any other, and the console offers
+	// the server among the apps to connect.
 	if st, body := p.do(t, p.key, "GET", "/v1/connections", ""); st != 200 || strings.Count(body, app) != 2 {
 		t.Errorf("connections: %d %s", st, body)
+	}
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.PostForm(p.url+"/ui/login", url.Values{"key": {p.key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = hc.Get(p.url + "/ui/connections")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `<option value="`+app+`">`) {
+		t.Errorf("the console's connections page does not offer %s", app)
 	}
 }

@@ -234,7 +234,7 @@ func (f *serviceFlags) check(log *slog.Logger) (*plan, error) {
 		AllowCIDRs: f.allow, UserAgent: httpspec.UserAgent, Logger: log,
 		Budget: p.mem, MaxConnsPerHost: f.connsPerHost,
 	})
-	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(p.client))
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(withDemo(p.client, log))) // demo.go
 	p.remote = mcpremote.NewSynthesizer(mcpremote.Config{Client: p.client, PlainHTTP: f.plainHTTP, Logger: log})
 	reg.MustRegister(synth.KindMCP, p.remote)
 	p.loader = &synth.Loader{Registry: reg, Options: synth.LoadOptions{MaxTimeoutMs: f.maxTimeout, RefuseFilesystemHandlers: f.production,
