@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,7 +33,7 @@ type importServer struct {
 // okSchema is the output schema of the tools that declare one.
 var okSchema = map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}, "tool": map[string]any{"type": "string"}}, "required": []any{"ok", "tool"}}
 
-func startImportServer(t *testing.T, pageSize int, wantAuth string, tools ...*mcp.Tool) *importServer {
+func startImportServer(t testing.TB, pageSize int, wantAuth string, tools ...*mcp.Tool) *importServer {
 	s := &importServer{srv: mcp.NewServer(&mcp.Implementation{Name: "import-test", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize}), wantAuth: wantAuth}
 	for _, tl := range tools {
 		s.put(tl)
@@ -415,5 +417,24 @@ func TestImportMCPStdio(t *testing.T) {
 	}
 	if _, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin, "--bearer-secret", "production/X"); rc != 2 || !strings.Contains(stderr, "gets no credential") {
 		t.Errorf("stdio with a credential: rc %d\n%s", rc, stderr)
+	}
+}
+
+// BenchmarkImportMCP imports a server's 1,000 tools, listed in pages of
+// 100, into a folder: one op is the whole import (listing, a manifest
+// checked by synth.Load per tool, the files written).
+func BenchmarkImportMCP(b *testing.B) {
+	var tools []*mcp.Tool
+	for i := range 1000 {
+		tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: "Does one thing.", InputSchema: objSchema("q", "limit"), OutputSchema: okSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: i%2 == 0}})
+	}
+	s := startImportServer(b, 100, "", tools...)
+	b.ResetTimer()
+	for b.Loop() {
+		var o, e bytes.Buffer
+		if rc := run(append([]string{"import", "mcp", "mcp+http://" + s.host + "/mcp", "--out", b.TempDir()}, local...), &o, &e); rc != 0 {
+			b.Fatalf("rc %d\n%s", rc, e.String())
+		}
 	}
 }
