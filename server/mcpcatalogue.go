@@ -31,6 +31,14 @@ import (
 // from their configuration, but every one takes a URL. ?catalogue=search
 // asks for discovery mode whatever the count.
 
+// DefaultMCPDiscoveryThreshold is serve's threshold: an imported tool's
+// tools/list entry is about 3.2 KB (800 tokens; openapi/testdata's
+// imports, TestDiscoveryConnectBytes), so 40 tools are about 32,000
+// tokens, a sixth of a 200,000-token context spent before the
+// conversation starts, where discovery mode's list is 1.8 KB (440 tokens)
+// and a tool costs a search and a describe (README).
+const DefaultMCPDiscoveryThreshold = 40
+
 // The discovery tools' names.
 const (
 	searchToolName   = "search_tools"
@@ -184,9 +192,41 @@ func (s *Server) mcpCatalogue() mcp.Middleware {
 				}
 				return res, err
 			}
-			return s.discoveryCall(ctx, next, req.(*mcp.CallToolRequest), name, g, ts)
+			res, err := s.discoveryCall(ctx, next, req.(*mcp.CallToolRequest), name, g, ts)
+			if own, ok := res.(*mcp.CallToolResult); ok && err == nil && name != callToolName {
+				res = markedComplete(req, own)
+			}
+			return res, err
 		}
 	}
+}
+
+// markedComplete is res as the SDK leaves a tool's result for a client
+// of 2026-07-28 or later: with resultType "complete", which that
+// version's clients require. The SDK marks the results of the tools it
+// has; search_tools' and describe_tool's are not among them, so theirs
+// are marked here, by decoding (the mark is the SDK's unexported field,
+// which its decoder sets). call_tool's result is the named tool's, marked
+// by the SDK.
+func markedComplete(req mcp.Request, res *mcp.CallToolResult) *mcp.CallToolResult {
+	version := modernVersion // what the SDK assumes of a session without an initialize
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if p := ss.InitializeParams(); p != nil {
+			version = p.ProtocolVersion
+		}
+	}
+	if version < modernVersion {
+		return res
+	}
+	b, err := json.Marshal(res)
+	if err != nil || len(b) < 3 || b[0] != '{' {
+		return res // not an object with members: nothing to add to
+	}
+	var out mcp.CallToolResult
+	if json.Unmarshal(append([]byte(`{"resultType":"complete",`), b[1:]...), &out) != nil {
+		return res
+	}
+	return &out
 }
 
 // discoveryCall runs a call of the discovery tool name.

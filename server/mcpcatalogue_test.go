@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -249,6 +250,32 @@ func TestMCPDiscoveryFastPathAgrees(t *testing.T) {
 		sdk := marker.ReplaceAllString(mcpPostAt(t, r, r.keyA, "/mcp", body), "M")
 		if fast != sdk || !strings.Contains(sdk, `"result"`) && !strings.Contains(sdk, `"error"`) {
 			t.Errorf("%s:\nfast %s\nsdk  %s", body, fast, sdk)
+		}
+	}
+	// 2026-07-28: the discovery tools' results are marked complete, as
+	// the SDK marks its tools' (that version's clients refuse one that
+	// is not).
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for name, args := range map[string]string{searchToolName: `{"query":"echo"}`, describeToolName: `{"name":"t.echo"}`, callToolName: `{"name":"t.echo","arguments":{"id":"1"}}`} {
+		body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
+		var answers []string
+		for _, sdkOnly := range []bool{false, true} {
+			r.srv.noFastPath.Store(sdkOnly)
+			req, _ := http.NewRequest("POST", r.http.URL+"/mcp", strings.NewReader(body))
+			for k, v := range map[string]string{"Authorization": "Bearer " + r.keyA, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+				"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name} {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers = append(answers, marker.ReplaceAllString(string(b), "M"))
+		}
+		if !strings.Contains(answers[0], `"resultType":"complete"`) || answers[0] != answers[1] {
+			t.Errorf("2026-07-28 %s:\nfast %s\nsdk  %s", name, answers[0], answers[1])
 		}
 	}
 	r.srv.noFastPath.Store(false)

@@ -143,8 +143,28 @@ func FuzzSearch(f *testing.F) {
 // address and an admin key.
 func importedService(t *testing.T, times, threshold int) (base, key string, tools int) {
 	t.Helper()
+	dir, tools := importedCopies(t, times)
+	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
+	store := openTestStore(t, filepath.Join(t.TempDir(), "db"), keys)
+	t.Cleanup(func() { store.Close() })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{Logger: quiet})))
+	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet, MCPDiscoveryThreshold: threshold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	key, _, _ = store.CreateAPIKey(context.Background(), "t", auth.RoleAdmin, "")
+	return hs.URL, key, tools
+}
+
+// importedCopies is a folder of the imported manifests, each copied times
+// with its id suffixed when times > 1, and how many it holds.
+func importedCopies(t testing.TB, times int) (dir string, tools int) {
 	files, _ := filepath.Glob("../openapi/testdata/golden/*/*.json")
-	dir := t.TempDir()
+	dir = t.TempDir()
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		var m map[string]any
@@ -161,20 +181,25 @@ func importedService(t *testing.T, times, threshold int) (base, key string, tool
 			tools++
 		}
 	}
-	keys, _ := sqlstore.NewKeyring(bytes.Repeat([]byte{9}, 32))
-	store := openTestStore(t, filepath.Join(t.TempDir(), "db"), keys)
-	t.Cleanup(func() { store.Close() })
+	return dir, tools
+}
+
+// BenchmarkCatalogueSearch: one search_tools query over 1,036 imported
+// tools (28 copies of openapi/testdata's imports), the index built.
+func BenchmarkCatalogueSearch(b *testing.B) {
+	dir, _ := importedCopies(b, 28)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{Logger: quiet})))
-	srv, err := New(Config{Store: store, Keys: store, ToolsDir: dir, Loader: &synth.Loader{Registry: reg}, Logger: quiet, MCPDiscoveryThreshold: threshold})
+	ts, err := LoadTools(dir, &synth.Loader{Registry: reg}, nil)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	key, _, _ = store.CreateAPIKey(context.Background(), "t", auth.RoleAdmin, "")
-	return hs.URL, key, tools
+	x := ts.searchIndexOf()
+	b.ReportAllocs()
+	for b.Loop() {
+		x.search("delete the data of a cache variable on a global orchestration", nil, 10)
+	}
 }
 
 // listBytes is the body of a tools/list at url (every page) and how many

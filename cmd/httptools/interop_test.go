@@ -117,7 +117,8 @@ func TestNodeInterop(t *testing.T) {
 			"input":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]},"output":{"type":"object"},
 			"spec":{"kind":"http","method":"GET","urlTemplate":"%s/items/{id}"}}`, i, i, w.up.URL)), 0o644)
 	}
-	pm := startServe(t, e2eEnv, "--tools", many, "--db", "sqlite:"+filepath.Join(state, "many.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8")
+	// Listing all 1000 (mcp.test.js); discovery.test.js asks for discovery mode in its URL.
+	pm := startServe(t, e2eEnv, "--tools", many, "--db", "sqlite:"+filepath.Join(state, "many.db"), "--addr", "127.0.0.1:0", "--allow-cidr", "127.0.0.0/8", "--mcp-discovery-threshold", "0")
 	// A serve that also takes access tokens of a fake OpenID issuer.
 	idp := toolstest.NewUnstartedOIDCProvider()
 	idp.Scopes = []string{"mcp"}
@@ -129,7 +130,7 @@ func TestNodeInterop(t *testing.T) {
 	po := startServe(t, e2eEnv, "--tools", w.tools, "--db", "sqlite:"+filepath.Join(state, "oauth.db"), "--addr", oauthAddr, "--allow-cidr", "127.0.0.0/8",
 		"--oidc", issuers, "--public-url", "http://"+oauthAddr)
 	matrix := policyMatrix(t, p, w.tools, state, policyFile)
-	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js", "mrtr.test.js", "budget.test.js")
+	cmd := exec.Command("node", "--test", "--test-reporter=spec", "--test-timeout=120000", "mcp.test.js", "mrtr.test.js", "budget.test.js", "discovery.test.js")
 	cmd.Dir = "../../interop"
 	cmd.Env = append(os.Environ(),
 		"HTTPTOOLS_URL="+p.url, "HTTPTOOLS_KEY="+p.key,

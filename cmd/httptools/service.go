@@ -60,6 +60,7 @@ type serviceFlags struct {
 	resultKeep                                  time.Duration
 	resultBudgets                               namedInts // TENANT=N and TOOL=N, told apart by the flag
 	toolResultBudgets                           namedInts
+	mcpDiscoveryThreshold                       int
 }
 
 // register defines the flags of serve, or with serve false of mcp, which
@@ -92,6 +93,7 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	}
 	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
 	fs.DurationVar(&f.refreshInterruptedWait, "refresh-interrupted-wait", connections.DefaultInterruptedWait, "on PostgreSQL, how long a token refresh that another replica began and could not store (it lost the database, or stopped) keeps this replica from presenting the stored refresh token, which that refresh may have revoked: a partition shorter than it costs no connection; callers meanwhile get 503 connection-refreshing unless the access token is still valid")
+	fs.IntVar(&f.mcpDiscoveryThreshold, "mcp-discovery-threshold", server.DefaultMCPDiscoveryThreshold, "when a key sees more tools than this over MCP, tools/list offers search_tools, describe_tool and call_tool instead of every tool (a client's URL may ask for /mcp?catalogue=full); 0: always every tool")
 	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
 	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
@@ -375,7 +377,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		Store: store, Keys: store, Manager: mgr, Apps: p.apps, ToolsDir: f.tools, Tools: p.tools, Logger: log, AccessLogger: f.accessLogger(log),
 		UI:               f.uiOn(addr),
 		Loader:           p.loader,
-		EnvSecretsTenant: envTenant, OIDC: oidcCfg,
+		EnvSecretsTenant: envTenant, OIDC: oidcCfg, MCPDiscoveryThreshold: f.mcpDiscoveryThreshold,
 		Budget: p.mem, TenantMaxInflight: f.tenantMax, TenantLimits: f.tenantLimits.m, TenantMaxBytes: int64(f.tenantBytes),
 		ListTTL:       f.listTTL,
 		ResultBudgets: server.ResultBudgets{Default: f.resultBudget, Tenants: f.resultBudgets.m, Tools: f.toolResultBudgets.m},
