@@ -40,6 +40,7 @@ type mcpImport struct {
 	prefix   string
 	auth     *httpspec.Authorization // nil: the server needs none
 	need     string                  // the connection placeholder's name, when auth names one
+	app      string                  // its app: the discovered app of the server, mcp:URL
 }
 
 func importMCP(args []string, stdout, stderr io.Writer) int {
@@ -52,7 +53,7 @@ is skipped with its reason; the import ends with "N tools: M written, K skipped 
 	out := fs.String("out", "", "write one ID.json per tool into this folder (default: print a JSON array)")
 	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host)")
 	bearer := fs.String("bearer-secret", "", "list with the token in secret ENV/NAME ($HTTPTOOLS_SECRET_<ENV>_<NAME>) as a bearer, and write it as the tools' authorization")
-	conn := fs.String("connection", "", "write the tools' authorization as this OAuth connection (a placeholder in needsSpec.connections: declare its app in apps.json)")
+	conn := fs.String("connection", "", "write the tools' authorization as this connection, of the server's own OAuth (app mcp:URL, which serve discovers); its scopes to fill in")
 	var allow cidrFlags
 	fs.Var(&allow, "allow-cidr", "let the listing reach this range despite the SSRF guard, e.g. 127.0.0.0/8 (repeatable)")
 	var plain stringsFlag
@@ -85,7 +86,7 @@ is skipped with its reason; the import ends with "N tools: M written, K skipped 
 		}
 	}
 	if imp.need != "" {
-		fmt.Fprintf(stderr, "authorization: every tool sends connection %q, a placeholder: declare app %q in apps.json (README \"Connections\") and list the permissions its calls need in needsSpec.connections.%s\n", imp.need, imp.need, imp.need)
+		fmt.Fprintf(stderr, "authorization: every tool sends connection %q of app %q, the server's own OAuth, which serve discovers (nothing in apps.json): list the scopes its calls need as needsSpec.connections.%s.permissions\n", imp.need, imp.app, imp.need)
 	}
 	fmt.Fprintln(stderr, importSummary(len(tools), len(ms), skipped))
 	if len(ms) == 0 {
@@ -124,6 +125,11 @@ func newMCPImport(raw, prefix, bearer, conn string, plain []string) (*mcpImport,
 		imp.host = parsed.URL.Hostname()
 		imp.where = imp.host
 		imp.network = &synth.Network{Kind: synth.NetworkAllowlist, Hosts: []string{imp.host}}
+		u := *parsed.URL // the URL a call reaches, as a discovered app names it
+		if fetch.HostAllowed(plain, imp.host) {
+			u.Scheme = "http"
+		}
+		imp.app = "mcp:" + u.String()
 		if imp.prefix == "" {
 			imp.prefix = hostPrefix(imp.host)
 		}
@@ -297,7 +303,7 @@ func (imp *mcpImport) manifest(t *mcp.Tool, id string) (openapi.Manifest, *skip)
 	switch {
 	case imp.need != "":
 		m.Spec = &mcpremote.Spec{Kind: "mcp", Authorization: &httpspec.Authorization{Kind: httpspec.AuthConnection, Connection: imp.need}}
-		m.NeedsSpec = &synth.NeedsSpec{Connections: map[string]synth.ConnectionNeed{imp.need: {App: imp.need, Permissions: []string{}, As: synth.AsPerson}}}
+		m.NeedsSpec = &synth.NeedsSpec{Connections: map[string]synth.ConnectionNeed{imp.need: {App: imp.app, Permissions: []string{}, As: synth.AsPerson}}}
 	case imp.auth != nil:
 		m.Spec = &mcpremote.Spec{Kind: "mcp", Authorization: imp.auth}
 	}

@@ -264,7 +264,8 @@ func TestValidateRemotePinDrift(t *testing.T) {
 // TestImportMCPUnauthorized: a server that answers 401 without a token
 // → exit 1 saying how to list (--bearer-secret), nothing written; with
 // the token, its 2 tools are written sending that secret, or, with
-// --connection, a connection placeholder the import names; both validate,
+// --connection, a connection of the server's discovered app (mcp:URL,
+// scopes to fill in) the import names; both validate,
 // and a call with the secret runs.
 func TestImportMCPUnauthorized(t *testing.T) {
 	const token = "tok-41-import"
@@ -297,12 +298,13 @@ func TestImportMCPUnauthorized(t *testing.T) {
 	cdir := t.TempDir()
 	stderr, rc = s.importTo(t, cdir, "--bearer-secret", "production/ACME_TOKEN", "--connection", "acme")
 	ms = readManifests(t, cdir)
-	if rc != 0 || len(ms) != 2 || !strings.Contains(stderr, `connection "acme", a placeholder`) {
+	app := "mcp:http://" + s.host + "/mcp"
+	if rc != 0 || len(ms) != 2 || !strings.Contains(stderr, `connection "acme" of app "`+app+`"`) {
 		t.Fatalf("connection: rc %d, %d manifests\n%s", rc, len(ms), stderr)
 	}
 	need, _ := json.Marshal(ms["remote.search"]["needsSpec"])
 	spec, _ := json.Marshal(ms["remote.search"]["spec"])
-	if string(need) != `{"connections":{"acme":{"app":"acme","as":"person","permissions":[]}}}` ||
+	if string(need) != `{"connections":{"acme":{"app":"`+app+`","as":"person","permissions":[]}}}` ||
 		string(spec) != `{"authorization":{"connection":"acme","kind":"connection"},"kind":"mcp"}` {
 		t.Errorf("connection placeholder: %s %s", need, spec)
 	}
