@@ -41,7 +41,10 @@ func call(args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("call", "call MANIFEST [--input JSON|@file] [--secret env/name=value]… [--person ID] [--allow-cidr CIDR]… [--dry-run [--format curl|json]]",
 		`Run one call of the tool MANIFEST and print its output JSON; on a tool error, print {"error":{…}} on stderr and exit 1.
 --dry-run prints the request it would send and sends nothing: secrets (set or not) appear as $HTTPTOOLS_SECRET_… variables,
-an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata addresses are refused unless --allow-cidr opens them.`)
+an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata addresses are refused unless --allow-cidr opens them.
+A remote MCP server (transport mcp) that answers 401 with an OAuth challenge is authorized on the spot: discovery, a client
+(the oauth flags' or an app's, a client metadata document, else dynamic registration), the authorization URL followed or
+printed, its answer taken on a callback listener on 127.0.0.1; a 403 insufficient_scope is stepped up once.`)
 	input := fs.String("input", "{}", "the tool input: JSON, or @file to read it from a file")
 	person := fs.String("person", "", "the person the call acts for")
 	dryRun := fs.Bool("dry-run", false, "print the request as a curl command line (secrets as $HTTPTOOLS_SECRET_… variables) and send nothing")
@@ -52,6 +55,8 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 	fs.Var(&plain, "mcp-plain-http", "reach this host's MCP endpoints (transport mcp) over plain http instead of https (repeatable)")
 	secrets := secretFlags{}
 	fs.Var(secrets, "secret", "a secret as env/name=value (repeatable); HTTPTOOLS_SECRET_<ENV>_<NAME> is read too")
+	var oauth oauthFlags
+	oauth.register(fs)
 	pos, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
@@ -76,7 +81,15 @@ an OAuth token as $HTTPTOOLS_TOKEN_<CONNECTION>. Loopback, private and metadata 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	client := fetch.NewClient(fetch.Config{AllowCIDRs: allow, UserAgent: httpspec.UserAgent, Logger: logger})
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
-	remote := mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: plain, Logger: logger})
+	// A remote MCP server that asks for OAuth is authorized here (mcpauth):
+	// the authorization URL is followed, or printed for the person.
+	flow, closeFlow, err := oauth.authorizer(client, plain, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools call:", err)
+		return 2
+	}
+	defer closeFlow()
+	remote := mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: plain, Logger: logger, Authorizer: flow})
 	defer remote.Close()
 	reg.MustRegister(synth.KindMCP, remote)
 	loader := synth.Loader{Registry: reg}

@@ -26,11 +26,17 @@ Usage:
 
   httptools call MANIFEST --input JSON|@file [--secret env/name=value]… [--person ID]
                  [--allow-cidr CIDR]… [--mcp-plain-http HOST]… [--dry-run [--format curl|json]]
+                 [--oauth-client-id ID --oauth-client-secret-env VAR] [--apps FILE]
+                 [--oauth-client-metadata-url URL]
       Run one call and print its output JSON. --dry-run prints the request it
       would send (a curl line, or JSON with --format json), secrets redacted,
       and sends nothing. Loopback, private and
       metadata addresses are refused unless --allow-cidr opens them. On a
-      tool error, prints {"error":{…}} on stderr and exits 1.
+      tool error, prints {"error":{…}} on stderr and exits 1. A remote MCP
+      server that asks for OAuth is authorized on the spot: the client is
+      --oauth-client-id's, an app of --apps, the document at
+      --oauth-client-metadata-url, else dynamically registered; the
+      authorization URL is followed, or printed for a person to open.
 
   httptools test [DIR]…
       Run every NAME.cases.json beside its NAME.json against an in-process fake
