@@ -265,8 +265,8 @@ func TestValidateRemotePinDrift(t *testing.T) {
 // → exit 1 saying how to list (--bearer-secret), nothing written; with
 // the token, its 2 tools are written sending that secret, or, with
 // --connection, a connection of the server's discovered app (mcp:URL,
-// scopes to fill in) the import names; both validate,
-// and a call with the secret runs.
+// scopes to fill in) the import names; both validate, the first with
+// --remote too (listing with the secret), and a call with the secret runs.
 func TestImportMCPUnauthorized(t *testing.T) {
 	const token = "tok-41-import"
 	s := startImportServer(t, 0, "Bearer "+token,
@@ -294,6 +294,9 @@ func TestImportMCPUnauthorized(t *testing.T) {
 	var got struct{ Tool string }
 	if rc != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Tool != "send" || s.calls.Load() != 1 {
 		t.Errorf("call with the secret: rc %d, %d calls\n%s%s", rc, s.calls.Load(), out, stderr)
+	}
+	if out, stderr, rc := runCLI(t, append([]string{"validate", "--remote", dir}, local...)...); rc != 0 || !strings.Contains(stderr, "2 manifests, 0 errors, 0 warnings") {
+		t.Errorf("validate --remote with the secret: rc %d\n%s%s", rc, out, stderr)
 	}
 	cdir := t.TempDir()
 	stderr, rc = s.importTo(t, cdir, "--bearer-secret", "production/ACME_TOKEN", "--connection", "acme")
