@@ -78,9 +78,10 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 		// body is (Kubernetes names it an object).
 		return im.wholeBody(method, path, op, mt, jsonPatch(), rb.Value.Required, x, spec)
 	}
-	if !object || freeForm || headerInputs || clash || (sch != nil && (len(sch.AnyOf) > 0 || len(sch.OneOf) > 0)) {
+	alternatives := hasAlternatives(sch, 0)
+	if !object || freeForm || headerInputs || clash || alternatives {
 		var whole map[string]any
-		if object && !freeForm && len(sch.AnyOf) == 0 && len(sch.OneOf) == 0 {
+		if object && !freeForm && !alternatives {
 			// One object, its allOf merged: easier to fill than the parts.
 			whole = map[string]any{"type": "object", "properties": bprops}
 			if len(breq) > 0 {
@@ -230,6 +231,26 @@ func (c *converter) objectMembers(s *openapi3.Schema, props map[string]any, req 
 	return object
 }
 
+// hasAlternatives says whether s, or one of its allOf parts at any depth,
+// is one of several shapes (oneOf, anyOf): members merged from the parts
+// would lose the ones only an alternative declares and requires
+// (Cloudflare's account_app_id or managed_app_id; issue 43, class 4), so
+// the body is one member whose schema keeps them.
+func hasAlternatives(s *openapi3.Schema, depth int) bool {
+	if s == nil || depth > maxDepth {
+		return false
+	}
+	if len(s.AnyOf) > 0 || len(s.OneOf) > 0 {
+		return true
+	}
+	for _, part := range s.AllOf {
+		if part != nil && hasAlternatives(part.Value, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
 // jsonPatch is the schema of a JSON Patch document (RFC 6902).
 func jsonPatch() map[string]any {
 	return map[string]any{
@@ -271,11 +292,12 @@ func (im *importer) wholeBody(method, path string, op *openapi3.Operation, mt *o
 		sch["description"] = "The request body, sent as JSON."
 	}
 	x.props[name] = sch
-	// Required either way: a template whose member is missing would send
-	// its placeholder as written.
-	x.required = append(x.required, name)
-	if !bodyRequired {
-		x.props[name].(map[string]any)["description"] = strings.TrimSuffix(sch["description"].(string), " ") + " (optional in the API: send {} or [] for none)"
+	// Required only when the API requires the body: a template that is
+	// one member the input leaves out sends no body (nor Content-Type).
+	if bodyRequired {
+		x.required = append(x.required, name)
+	} else {
+		sch["description"] = strings.TrimSuffix(sch["description"].(string), " ") + " Optional: leave it out to send no body."
 	}
 	hasCT := false
 	for _, h := range spec.Headers {

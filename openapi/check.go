@@ -40,6 +40,11 @@ const (
 	ClassRefuses     = "refuses-valid-input"
 	ClassRequired    = "requires-read-only"
 	ClassDescribe    = "cannot-describe"
+	// ClassOptional: what the operation leaves optional, the tool asks
+	// for or sends when not given: an optional body required or sent
+	// (with its Content-Type) when left out, a query parameter's default
+	// sent though the caller gave none (issue 43, classes 1 and 5).
+	ClassOptional = "sends-what-was-not-given"
 )
 
 // Finding is one difference between a tool's request and its operation.
@@ -170,8 +175,8 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 	params := map[string]*openapi3.Parameter{}
 	order := mergeParams(params, item, op) // as the importer reads them
 	input := map[string]any{}
-	values := map[string]any{}         // "in:name" → the value sent
-	credentials := &importer{doc: doc} // what counts as a credential parameter is the importer's rule
+	values := map[string]any{}                     // "in:name" → the value sent
+	credentials := &importer{doc: doc, opts: opts} // what counts as a credential parameter is the importer's rule
 	memberOf := func(p *openapi3.Parameter) string {
 		for _, cand := range []string{p.Name, headerVar(p.Name), templateName(p.Name)} {
 			if _, ok := inProps.Properties[cand]; ok {
@@ -220,7 +225,9 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			bodyVal = []any{map[string]any{"op": "add", "path": "/a", "value": "v"}}
 		}
 		whole := man.Spec.RequestBody != nil && man.Spec.RequestBody.Kind == "text" && strings.HasPrefix(man.Spec.RequestBody.Template, "{") && !strings.Contains(man.Spec.RequestBody.Template, "=")
-		if bodyVal == nil {
+		if bodyVal == nil && schemaOf(mt.Schema) == nil && strings.Contains(bodyType, "json") {
+			bodyVal = map[string]any{} // any JSON: the smallest object
+		} else if bodyVal == nil {
 			bodyVal = sample(schemaOf(mt.Schema), 0)
 		}
 		if obj, ok := bodyVal.(map[string]any); ok {
@@ -265,6 +272,15 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 			input[r] = "x"
 		}
 	}
+	whole := ""
+	if rb := man.Spec.RequestBody; rb != nil && rb.Kind == "text" && strings.HasPrefix(rb.Template, "{") && strings.HasSuffix(rb.Template, "}") && strings.Count(rb.Template, "{") == 1 {
+		whole = strings.Trim(rb.Template, "{}")
+	}
+	bodyOptional := op.RequestBody == nil || op.RequestBody.Value == nil || !op.RequestBody.Value.Required
+	if whole != "" && bodyOptional && slices.Contains(inProps.Required, whole) {
+		flag(ClassOptional, "the tool requires %q, the request body, which the operation leaves optional", whole)
+	}
+	fs = append(fs, leftOut(tool, m.ID, input, inProps.Required, params, order, whole, bodyOptional)...)
 	raw, _ := json.Marshal(input)
 	described, err := tool.DryRun(context.Background(), synth.CallContext{Tenant: "check", Person: "p", Secrets: auth.Chain{anySecret{}}, Connections: anyToken{}}, raw, synth.InvokeOptions{})
 	if err != nil {
@@ -429,7 +445,7 @@ func checkOne(doc *openapi3.T, opts Options, loader *synth.Loader, m Manifest) [
 		}
 	}
 	// Credentials: one of the operation's security requirements is met.
-	if msg := credentialsMet(doc, op, &w); msg != "" {
+	if msg := credentialsMet(doc, op, &w, opts.AuthScheme); msg != "" {
 		flag(ClassCredentials, "%s", msg)
 	}
 	return fs
@@ -531,16 +547,46 @@ func sample(s *openapi3.Schema, depth int) any {
 	if len(s.AllOf) > 0 {
 		props, req := map[string]*openapi3.Schema{}, []string{}
 		collect(s, props, &req, 0)
+		if len(props) == 0 && (s.Type == nil || !s.Type.Is("object")) {
+			// No members anywhere: an allOf of one shape (Elasticsearch's
+			// Duration, one of several strings, or EpochTime, a number
+			// through two references).
+			for _, part := range s.AllOf {
+				if ps := schemaOf(part); ps != nil {
+					return sample(ps, depth+1)
+				}
+			}
+		}
 		out := map[string]any{}
 		for _, k := range sortedKeys(props) {
-			// Read-only and not required: the server's to set. A member a
-			// part requires is sent, read-only elsewhere or not (a
-			// reference's id).
-			if props[k].ReadOnly && !slices.Contains(req, k) || depth > 0 && !slices.Contains(req, k) {
+			// Read-only, required or not: the server's to set, and the
+			// importer leaves it out of the input (issue 43, class 8).
+			if props[k].ReadOnly || depth > 0 && !slices.Contains(req, k) {
 				continue
 			}
 			out[k] = sample(props[k], depth+1)
 		}
+		for _, part := range s.AllOf {
+			// A part that is one of several objects (Cloudflare's app
+			// config: account_app_id or managed_app_id): the first's
+			// members, over the other parts' (an enum of one beside a
+			// plain string: Cloudflare's deployment strategy).
+			ps := schemaOf(part)
+			if ps == nil {
+				continue
+			}
+			for _, alts := range []openapi3.SchemaRefs{ps.OneOf, ps.AnyOf} {
+				if len(alts) == 0 {
+					continue
+				}
+				if o, ok := sample(schemaOf(alts[0]), depth+1).(map[string]any); ok {
+					for k, v := range o {
+						out[k] = v
+					}
+				}
+			}
+		}
+		fillMinProperties(out, props, minProperties(s, 0), depth)
 		return out
 	}
 	if len(s.OneOf) > 0 {
@@ -666,7 +712,7 @@ func sampleObject(s *openapi3.Schema, depth int) (map[string]any, bool) {
 	out := map[string]any{}
 	for _, k := range sortedKeys(s.Properties) {
 		p := schemaOf(s.Properties[k])
-		if p == nil || p.ReadOnly && !slices.Contains(s.Required, k) {
+		if p == nil || p.ReadOnly {
 			continue
 		}
 		if depth > 0 && !slices.Contains(s.Required, k) {
@@ -674,7 +720,40 @@ func sampleObject(s *openapi3.Schema, depth int) (map[string]any, bool) {
 		}
 		out[k] = sample(p, depth+1)
 	}
+	props := map[string]*openapi3.Schema{}
+	for k, p := range s.Properties {
+		if p != nil && p.Value != nil {
+			props[k] = p.Value
+		}
+	}
+	fillMinProperties(out, props, s.MinProps, depth)
 	return out, len(s.Properties) > 0
+}
+
+// fillMinProperties adds optional writable members to out until it has
+// min: a minProperties that asks for more than the required ones (the
+// query of Elasticsearch's count, one of its many kinds).
+func fillMinProperties(out map[string]any, props map[string]*openapi3.Schema, min uint64, depth int) {
+	for _, k := range sortedKeys(props) {
+		if uint64(len(out)) >= min {
+			return
+		}
+		if p := props[k]; !p.ReadOnly && out[k] == nil {
+			out[k] = sample(p, depth+1)
+		}
+	}
+}
+
+// minProperties is the largest minProperties of s and its allOf parts.
+func minProperties(s *openapi3.Schema, depth int) uint64 {
+	if s == nil || depth > maxDepth {
+		return 0
+	}
+	n := s.MinProps
+	for _, part := range s.AllOf {
+		n = max(n, minProperties(schemaOf(part), depth+1))
+	}
+	return n
 }
 
 // scalarText is a value as a URL or a header spells it.
@@ -770,13 +849,18 @@ func queryMatches(p *openapi3.Parameter, v any, q url.Values) string {
 
 // credentialsMet says how the request meets none of the operation's
 // security requirements, "" when it meets one (or needs none).
-func credentialsMet(doc *openapi3.T, op *openapi3.Operation, w *wire) string {
+func credentialsMet(doc *openapi3.T, op *openapi3.Operation, w *wire, authScheme string) string {
 	reqs := doc.Security
 	if op.Security != nil {
 		reqs = *op.Security
 	}
 	if len(reqs) == 0 {
 		return ""
+	}
+	if authScheme != "" && !slices.ContainsFunc(reqs, func(r openapi3.SecurityRequirement) bool { return len(r) == 0 }) {
+		// The operator's scheme (--auth-scheme), for every operation
+		// that needs a credential.
+		reqs = openapi3.SecurityRequirements{{authScheme: {}}}
 	}
 	var wanted []string
 	for _, req := range reqs {
@@ -826,4 +910,43 @@ func serverURL(s *openapi3.Server) string {
 		}
 	}
 	return u
+}
+
+// leftOut dry-runs the tool with its required members only (the values
+// of input) and flags what it sends that the caller did not give: a
+// query parameter (a default filled in), or a body, or its Content-Type,
+// where the operation's body is optional and the tool's is one member.
+func leftOut(tool *synth.Tool, id string, input map[string]any, required []string, params map[string]*openapi3.Parameter, order []string, whole string, bodyOptional bool) []Finding {
+	min := map[string]any{}
+	for _, r := range required {
+		if v, ok := input[r]; ok {
+			min[r] = v
+		} else {
+			min[r] = "x"
+		}
+	}
+	raw, _ := json.Marshal(min)
+	described, err := tool.DryRun(context.Background(), synth.CallContext{Tenant: "check", Person: "p", Secrets: auth.Chain{anySecret{}}, Connections: anyToken{}}, raw, synth.InvokeOptions{})
+	if err != nil {
+		return nil // the full input's dry run says why
+	}
+	var w wire
+	json.Unmarshal(described, &w)
+	var fs []Finding
+	if u, err := url.Parse(w.URL); err == nil {
+		q := u.Query()
+		for _, k := range order {
+			p := params[k]
+			if p.In == "query" && !p.Required && q.Has(p.Name) && !slices.Contains(required, p.Name) {
+				fs = append(fs, Finding{Tool: id, Class: ClassOptional, Detail: fmt.Sprintf("query parameter %q is sent (%s=%s) though the input leaves it out", p.Name, p.Name, q.Get(p.Name))})
+			}
+		}
+	}
+	if whole != "" && bodyOptional && !slices.Contains(required, whole) {
+		ct, hasCT := w.header("Content-Type")
+		if len(w.Body) > 0 && string(w.Body) != "null" || hasCT {
+			fs = append(fs, Finding{Tool: id, Class: ClassOptional, Detail: fmt.Sprintf("the input leaves out the optional body %q, and the tool sends %s with Content-Type %q", whole, clipText(string(w.Body), 40), ct)})
+		}
+	}
+	return fs
 }

@@ -66,9 +66,17 @@ func excerpts(t *testing.T) map[string]Options {
 	for _, e := range classes {
 		if n := e.Name(); strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") {
 			out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n)}
-			if strings.HasPrefix(n, "kubernetes") {
+			switch {
+			case strings.HasPrefix(n, "kubernetes"):
 				// Kubernetes names no server: the cluster's is the user's.
 				out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n), Server: "https://kubernetes.default.svc"}
+			case strings.HasPrefix(n, "elasticsearch"):
+				// Elasticsearch names none either: the cluster's.
+				out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n), Server: "https://localhost:9200"}
+			case strings.HasPrefix(n, "cloudflare"):
+				// Its API tokens work where the document asks for the
+				// email and key together (issue 43, class 7).
+				out["classes/"+n] = Options{Path: filepath.Join("testdata", "classes", n), AuthScheme: "api_token"}
 			}
 		}
 	}

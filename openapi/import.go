@@ -45,6 +45,13 @@ type Options struct {
 	// description that keeps shared schemas in a sibling folder
 	// (../common/) names their common parent.
 	RefsRoot string
+	// AuthScheme names a security scheme of the document that every
+	// operation needing a credential sends, whatever its own security
+	// says: an API whose documented requirement a tool cannot send
+	// (Cloudflare's api_email and api_key together) whose API tokens
+	// work all the same. Where the document does not offer it, a warning
+	// counts the operations: the document does not promise it works.
+	AuthScheme string
 }
 
 // Manifest is one generated tool.
@@ -122,6 +129,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 	if im.opts.Loader == nil {
 		im.opts.Loader = &synth.Loader{}
 	}
+	if err := im.checkAuthScheme(); err != nil {
+		return nil, err
+	}
 	wanted, missing := map[string]bool{}, map[string]bool{}
 	for _, id := range opts.Operations {
 		wanted[id], missing[id] = true, true
@@ -168,6 +178,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 		}
 	}
 	im.loadAll()
+	if im.unpromised > 0 {
+		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("--auth-scheme %s: %d operations do not offer it in their security, and their tools send it all the same: the document does not promise it works there; try one before relying on them", im.opts.AuthScheme, im.unpromised))
+	}
 	for id := range missing {
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("operation %q is not in the document", id))
 	}

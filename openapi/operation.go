@@ -16,11 +16,14 @@ import (
 )
 
 type importer struct {
-	doc     *openapi3.T
-	opts    Options
-	res     *Result
-	noted   map[string]bool // the security schemes warned about once
-	written []written       // the operation of each manifest, until loadAll
+	doc   *openapi3.T
+	opts  Options
+	res   *Result
+	noted map[string]bool // the security schemes warned about once
+	// unpromised counts the operations that send Options.AuthScheme
+	// though their security does not offer it.
+	unpromised int
+	written    []written // the operation of each manifest, until loadAll
 	// aliases names the components bundling told apart by a suffix
 	// (bundle.go) by their own names, for $defs.
 	aliases map[string]string

@@ -58,6 +58,9 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 				sch["type"] = "string"
 			}
 			sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
+			if !p.Required {
+				serverDefault(sch)
+			}
 			props[v] = sch
 			if p.Required {
 				// An optional one is left out when the input lacks it.
@@ -167,12 +170,15 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 				sch["description"] = plainText(p.Description)
 			}
 		}
+		if !p.Required && p.In == "query" {
+			serverDefault(sch)
+		}
 		props[p.Name] = sch
 		if p.Required || p.In == "path" {
 			required = append(required, p.Name)
 		}
 		if p.In == "query" {
-			if (isArray(p.Schema) || isObject(p.Schema)) && explode {
+			if (isArray(p.Schema) || isObject(p.Schema) || mayBeArray(p.Schema, 0)) && explode {
 				query = append(query, v+"*")
 			} else {
 				query = append(query, v)
@@ -180,6 +186,24 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 		}
 	}
 	return nil
+}
+
+// serverDefault moves an optional parameter's default into its
+// description: the tool fills a schema's defaults into the input, so a
+// default would be sent though the caller never gave it (Cloudflare's
+// page=1 on every list), where the API applies it itself when the
+// parameter is left out.
+func serverDefault(sch map[string]any) {
+	d, ok := sch["default"]
+	if !ok {
+		return
+	}
+	delete(sch, "default")
+	note := "Default (the API's, when left out): " + jsonText(d) + "."
+	if desc, _ := sch["description"].(string); desc != "" {
+		note = strings.TrimRight(desc, " ") + " " + note
+	}
+	sch["description"] = note
 }
 
 // mergeParams puts the parameters of a path item and of its operation in
@@ -376,6 +400,24 @@ func isScalar(ref *openapi3.SchemaRef) bool {
 
 func isArray(ref *openapi3.SchemaRef) bool {
 	return ref != nil && ref.Value != nil && ref.Value.Type != nil && ref.Value.Type.Is("array")
+}
+
+// mayBeArray says whether one of a schema's alternatives (oneOf, anyOf,
+// through allOf) is an array: Elasticsearch's stats, a string or a list
+// of them. Exploded, a list is sent as the key repeated and a string as
+// one pair, as the form style says for each.
+func mayBeArray(ref *openapi3.SchemaRef, depth int) bool {
+	if ref == nil || ref.Value == nil || depth > maxDepth {
+		return false
+	}
+	for _, alts := range []openapi3.SchemaRefs{ref.Value.OneOf, ref.Value.AnyOf, ref.Value.AllOf} {
+		for _, a := range alts {
+			if isArray(a) || mayBeArray(a, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isObject(ref *openapi3.SchemaRef) bool {

@@ -14,7 +14,7 @@ import (
 // importCmd: httptools import openapi FILE [--operations id,id] [--out DIR]
 // [--prefix P] [--server URL] [--env-name E].
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--env-name NAME] [--allow-external-refs [--refs-root DIR]] [--check]",
+	fs := newCommand("import openapi", "import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL] [--env-name NAME] [--auth-scheme NAME] [--allow-external-refs [--refs-root DIR]] [--check]",
 		`Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into manifests: printed as a JSON
 array, or one NAME.json per tool with --out. What could not be imported is a warning on stderr; the import ends with
 "N operations: M imported, K skipped (reasons: …)".`)
@@ -26,6 +26,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 	external := fs.Bool("allow-external-refs", false, "resolve $refs to other files below the document's folder (never URLs)")
 	check := fs.Bool("check", false, "compare every imported tool with its operation without sending anything (method, server, path, parameters in their places and styles, body, credentials), printing each finding and the count by class; exit 1 if any")
 	refsRoot := fs.String("refs-root", "", "with --allow-external-refs: read referenced files below this folder instead (a description whose shared schemas sit in a sibling folder, ../common/)")
+	authScheme := fs.String("auth-scheme", "", "a security scheme of the document to send on every operation that needs a credential, where the documented one cannot be sent but this one works (Cloudflare: api_token); a warning counts the operations that do not offer it")
 	if len(args) > 0 && wantsHelp(args[:1]) {
 		fs.help(stdout)
 		return 0
@@ -51,7 +52,7 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "httptools import:", err)
 		return 2
 	}
-	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName, Path: pos[0], AllowExternalRefs: *external, RefsRoot: *refsRoot}
+	opts := openapi.Options{Prefix: *prefix, Server: *server, EnvName: *envName, Path: pos[0], AllowExternalRefs: *external, RefsRoot: *refsRoot, AuthScheme: *authScheme}
 	if *ops != "" {
 		opts.Operations = strings.Split(*ops, ",")
 	}
@@ -64,6 +65,9 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	fmt.Fprintln(stderr, res.Summary())
+	for _, n := range res.Needs() {
+		fmt.Fprintf(stderr, "needs: %s%s\n", n, howToStore(n))
+	}
 	flagged := false
 	if *check {
 		rep, err := openapi.Check(src, opts, res.Manifests)
@@ -86,6 +90,19 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		return 1
 	}
 	return exitFlagged(flagged)
+}
+
+// howToStore is the command that stores what an imported tool needs,
+// before its first call answers 409: a secret through the service's API
+// (or, for call and a local serve on SQLite, the environment), a
+// connection through its app and the connect flow.
+func howToStore(n openapi.Need) string {
+	const key = `curl -H "Authorization: Bearer $K"`
+	if n.Kind == "secret" {
+		env, name, _ := strings.Cut(n.Secret, "/")
+		return fmt.Sprintf(`: %s -X PUT localhost:8080/v1/secrets/%s -d '{"value":"…"}'   (a local call or serve on SQLite: HTTPTOOLS_SECRET_%s_%s=…)`, key, n.Secret, strings.ToUpper(env), name)
+	}
+	return fmt.Sprintf(`: app %q in serve --apps FILE, then %s -X POST localhost:8080/v1/connections/%s/authorize -d '{"as":"person","person":"…"}'`, n.App, key, n.App)
 }
 
 // writeManifests prints ms as a JSON array when out is "", else writes

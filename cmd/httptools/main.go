@@ -46,7 +46,7 @@ Usage:
       nothing reaches the address it names.
 
   httptools import openapi FILE [--operations id,id] [--out DIR] [--prefix P] [--server URL]
-                 [--env-name NAME] [--allow-external-refs [--refs-root DIR]] [--check]
+                 [--env-name NAME] [--auth-scheme NAME] [--allow-external-refs [--refs-root DIR]] [--check]
       Turn the operations of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON
       or YAML) into manifests (printed as a JSON array, or one file per tool
       with --out); what could not be imported is a warning on stderr.
