@@ -5,7 +5,9 @@
 // reads the whole back, page by page, with resources/read. The Go test
 // TestNodeInterop passes:
 //   HTTPTOOLS_URL, HTTPTOOLS_KEY   a serve whose tools include t.issues,
-//                                  an upstream answer of about 330 KB
+//                                  an upstream answer of about 330 KB,
+//                                  and t.image, a PNG's bytes
+//   HTTPTOOLS_PNG                  their base64
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -65,6 +67,24 @@ for (const [name, connect] of [["v1", v1], ["v2", v2]]) {
       const all = JSON.parse(read);
       assert.equal(all.issues.length, 300);
       assert.equal(JSON.stringify(all), await whole());
+    } finally {
+      await c.close();
+    }
+  });
+}
+
+for (const [name, connect] of [["v1", v1], ["v2", v2]]) {
+  test(`${name}: an upstream's image is an image block with its bytes, inside the outside-data boundary`, { skip }, async () => {
+    const c = await connect();
+    try {
+      const res = await c.callTool({ name: "t.image", arguments: {} });
+      assert.ok(!res.isError, JSON.stringify(res).slice(0, 500));
+      const images = res.content.filter((b) => b.type === "image");
+      assert.equal(images.length, 1, JSON.stringify(res.content.map((b) => b.type)));
+      assert.equal(images[0].mimeType, "image/png");
+      assert.equal(images[0].data, env.HTTPTOOLS_PNG);
+      assert.match(res.content[0].text, /^\[outside data [0-9a-f]+\]/);
+      assert.match(res.content[2].text, /^\[end of outside data [0-9a-f]+\]$/);
     } finally {
       await c.close();
     }

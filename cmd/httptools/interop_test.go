@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -86,8 +87,17 @@ func TestNodeInterop(t *testing.T) {
 	w.write("inside.json", `{"id":"t.inside","description":"The service's own words.","version":"1.0.0","mutating":false,"resultIsOutsideData":false,"input":{"type":"object"},"output":{"type":"object"},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"{UP}/inside"}}`)
 	// t.issues answers about 330 KB, over the MCP result budget (budget.test.js).
-	issues := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { rw.Write(issuesAnswer(300)) }))
+	issues := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/image" { // t.image: a PNG's bytes (budget.test.js)
+			rw.Header().Set("Content-Type", "image/png")
+			rw.Write([]byte(interopPNG))
+			return
+		}
+		rw.Write(issuesAnswer(300))
+	}))
 	t.Cleanup(issues.Close)
+	os.WriteFile(filepath.Join(w.tools, "image.json"), []byte(`{"id":"t.image","description":"A picture.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
+		"spec":{"kind":"http","method":"GET","urlTemplate":"`+issues.URL+`/image"}}`), 0o644)
 	os.WriteFile(filepath.Join(w.tools, "issues.json"), []byte(`{"id":"t.issues","description":"Issues.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{"type":"object"},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"`+issues.URL+`/issues"}}`), 0o644)
 	localCopy(t, "../../fixtures/tools", filepath.Join(w.tools, "fixtures"), w.up.URL)
@@ -138,7 +148,7 @@ func TestNodeInterop(t *testing.T) {
 		"HTTPTOOLS_BIN="+binary(t), "HTTPTOOLS_TOOLS="+w.tools, "HTTPTOOLS_STATE="+state,
 		"HTTPTOOLS_FORGED="+forgedAnswer, "HTTPTOOLS_MATRIX="+matrix,
 		"HTTPTOOLS_OAUTH_URL="+po.url, "HTTPTOOLS_ELICIT_URL="+pe.url, "HTTPTOOLS_ELICIT_KEY="+pe.key,
-		"HTTPTOOLS_PERSONAL="+personal, "HTTPTOOLS_APPS="+w.apps, "HTTPTOOLS_MRTR_UP="+mrtrUp)
+		"HTTPTOOLS_PNG="+base64.StdEncoding.EncodeToString([]byte(interopPNG)), "HTTPTOOLS_PERSONAL="+personal, "HTTPTOOLS_APPS="+w.apps, "HTTPTOOLS_MRTR_UP="+mrtrUp)
 	cmd.Env = append(cmd.Env, e2eEnv...) // for the stdio servers of mrtr.test.js, with the apps
 	_ = idp
 	out, err := cmd.CombinedOutput()
@@ -221,6 +231,9 @@ func policyMatrix(t *testing.T, p *proc, tools, state, allFile string) string {
 	b, _ := json.Marshal(rows)
 	return string(b)
 }
+
+// interopPNG is the bytes t.image answers.
+const interopPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 
 // issuesAnswer is an API's list of n issues of about 1 KiB each.
 func issuesAnswer(n int) []byte {
