@@ -24,6 +24,7 @@ type Handler interface {
 
 // Call is one invocation handed to a Handler.
 type Call struct {
+	// Tool is the tool being called (its manifest, its schemas).
 	Tool    *Tool
 	Context CallContext
 	Input   json.RawMessage // a JSON object, validated, defaults filled

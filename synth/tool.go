@@ -113,13 +113,13 @@ type InvokeOptions struct {
 	Sink OutputSink
 }
 
-func newCall(cc CallContext, in json.RawMessage, opts InvokeOptions) *Call {
+func newCall(t *Tool, cc CallContext, in json.RawMessage, opts InvokeOptions) *Call {
 	// The call and its redaction set in one allocation: they live and die
 	// together.
 	both := &struct {
 		c Call
 		s redact.Set
-	}{c: Call{Context: cc, Input: in, Options: opts}}
+	}{c: Call{Tool: t, Context: cc, Input: in, Options: opts}}
 	c := &both.c
 	c.Secrets = &both.s
 	if c.Options.IdempotencyKey != "" {
@@ -222,7 +222,7 @@ func (t *Tool) begin(ctx context.Context, cc *CallContext, input json.RawMessage
 		}
 		return nil, HandlerError("", "has no declarative spec: its handler (codeArtifactRef) runs in the kernel, not here").finish(t.ID())
 	}
-	return newCall(*cc, in, *opts), nil
+	return newCall(t, *cc, in, *opts), nil
 }
 
 // end makes the handler's output or error the call's result: the output
@@ -415,7 +415,7 @@ func (t *Tool) DryRun(ctx context.Context, cc CallContext, input json.RawMessage
 	if !ok {
 		return nil, HandlerError("", "this tool's handler cannot describe a call without making it").finish(t.ID())
 	}
-	call := newCall(cc, in, opts)
+	call := newCall(t, cc, in, opts)
 	secrets := call.Secrets
 	out, err := dr.DryRun(ctx, call)
 	if err != nil {
