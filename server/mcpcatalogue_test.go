@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/httptools/httptools/auth"
+	"github.com/httptools/httptools/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -374,5 +376,37 @@ func TestRESTToolSearch(t *testing.T) {
 	if rp := r.do(t, r.keyA, "GET", "/v1/tools?q=echo&limit=0", ""); rp.status != 400 {
 		t.Errorf("limit=0: %d %s", rp.status, rp.raw)
 	}
-	_ = auth.RoleAdmin
+}
+
+// TestMCPDiscoveryListChanged: a 2026-07-28 listener in discovery mode is
+// told of a reload that adds a tool once (its caller's view changed, and
+// with it what search finds), after which the list is still the 3
+// discovery tools and search finds the new tool (1 hit); a reload that
+// changes nothing tells it nothing.
+func TestMCPDiscoveryListChanged(t *testing.T) {
+	r := discoveryRig(t, 2)
+	var l listChangedCounter
+	l.listenHTTP(t, r.http.URL+"/mcp", r.keyA)
+	if err := os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "stars.json"), []byte(`{"id":"t.stars","description":"Counts the stars of a repository.","version":"1.0.0","mutating":false,
+		"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"http://127.0.0.1:1/stars"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the listener to be told of the new tool", func() bool { return l.n.Load() >= 1 })
+	cs := mcpSessionAt(t, r.http.URL+"/mcp", r.keyA)
+	if got := listNames(t, cs); !slices.Equal(got, discoveryNames) {
+		t.Errorf("after the reload: %v", got)
+	}
+	if got := found(t, cs, "repository stars"); !slices.Equal(got, []string{"t.stars"}) {
+		t.Errorf("search for the new tool: %v", got)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.recheckViews()
+	if n := l.n.Load(); n != 1 {
+		t.Errorf("%d notifications, want 1", n)
+	}
 }
