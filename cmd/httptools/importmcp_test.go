@@ -397,7 +397,8 @@ func TestImportMCPHelp(t *testing.T) {
 
 // TestImportMCPStdio: a stdio server (mcpremote's test server, 4 tools)
 // → 4 manifests with no network and no credential, prefixed by the
-// command's name, that validate; whoami calls through httptools call.
+// command's name, that validate (printed as one JSON array without
+// --out); whoami calls through httptools call.
 func TestImportMCPStdio(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "stdioserver")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../mcpremote/testdata/stdioserver").CombinedOutput(); err != nil {
@@ -419,6 +420,11 @@ func TestImportMCPStdio(t *testing.T) {
 	out, stderr, rc := runCLI(t, "call", filepath.Join(dir, "stdioserver.whoami.json"))
 	if rc != 0 || !strings.Contains(out, `"pid"`) {
 		t.Errorf("call whoami: rc %d\n%s%s", rc, out, stderr)
+	}
+	printed, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin)
+	var arr []map[string]any
+	if rc != 0 || json.Unmarshal([]byte(printed), &arr) != nil || len(arr) != 4 {
+		t.Errorf("without --out, a JSON array of 4: rc %d, %d\n%s%s", rc, len(arr), printed, stderr)
 	}
 	if _, stderr, rc := runCLI(t, "import", "mcp", "mcp+stdio://"+bin, "--bearer-secret", "production/X"); rc != 2 || !strings.Contains(stderr, "gets no credential") {
 		t.Errorf("stdio with a credential: rc %d\n%s", rc, stderr)
