@@ -107,7 +107,8 @@ func (m *Metrics) watchBudget(b *budget.Budget) {
 	})
 }
 
-// Refreshed counts a token refresh; connections.Manager.OnRefresh calls it.
+// Refreshed counts a token refresh: set it as the connections.Manager's
+// OnRefresh (serve does; New leaves the caller's Manager as it is).
 func (m *Metrics) Refreshed(outcome string) { m.refreshes.WithLabelValues(outcome).Inc() }
 
 // watchHistory exports the call history's written and dropped records.

@@ -188,9 +188,6 @@ func New(cfg Config) (*Server, error) {
 	cfg.Metrics.watchBudget(cfg.Budget)
 	cfg.Metrics.watchHistory(cfg.History)
 	cfg.Metrics.watchFastPath(&s.fastCalls)
-	if cfg.Manager != nil && cfg.Manager.OnRefresh == nil {
-		cfg.Manager.OnRefresh = cfg.Metrics.Refreshed
-	}
 	if cfg.Tools != nil {
 		s.tools.Store(cfg.Tools)
 	} else if err := s.Reload(); err != nil {

@@ -323,6 +323,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		public = "http://" + addr
 	}
 	var srv *server.Server
+	metrics := server.NewMetrics()
 	if p.apps != nil || usesDiscovered(p.tools) {
 		// Token requests go through the guard too, and follow no redirect:
 		// a 307 would post the client secret and the code again.
@@ -334,6 +335,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 	}
 	var oidcCfg *server.OIDC
 		// Remote MCP servers' authorization, found for each (mcpconnect.go).
+		mgr.OnRefresh = metrics.Refreshed
 		mgr.Discover = connector(p.client, f.plainHTTP, p.apps, store, public, func() *server.Toolset { return srv.Tools() }).Provider
 	if f.oidc != "" {
 		var err error
@@ -382,6 +384,7 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 		ListTTL:       f.listTTL,
 		ResultBudgets: server.ResultBudgets{Default: f.resultBudget, Tenants: f.resultBudgets.m, Tools: f.toolResultBudgets.m},
 		ResultKeep:    f.resultKeep,
+		Metrics:       metrics,
 		Results:       store,
 	})
 	if err != nil {
