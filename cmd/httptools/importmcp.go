@@ -39,17 +39,18 @@ type mcpImport struct {
 	network  *synth.Network
 	prefix   string
 	auth     *httpspec.Authorization // nil: the server needs none
-	need     string                  // the connection placeholder's name, when auth names one
-	app      string                  // its app: the discovered app of the server, mcp:URL
+	need     string                  // --connection: the connection the manifests send, "" for none
+	app      string                  // the server's discovered app, mcp:URL, for need
 }
 
 func importMCP(args []string, stdout, stderr io.Writer) int {
 	fs := newCommand("import mcp", "import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME] [--allow-cidr CIDR]… [--mcp-plain-http HOST]…",
 		`List the tools of a remote MCP server (every page of tools/list) and write one manifest per tool: printed as a JSON
 array, or one ID.json per tool with --out. URL is mcp+http://HOST/PATH (streamable HTTP over https), mcp+sse://HOST/PATH,
-an https:// URL (streamable HTTP), or mcp+stdio:///ABSOLUTE/COMMAND ARG… (started to list, as validate --remote does). Each manifest names the remote tool in its endpoint's fragment and pins what a model
-reads of it (metadata.mcpTool), which validate --remote compares with the server's listing. A tool that cannot be written
-is skipped with its reason; the import ends with "N tools: M written, K skipped (reasons: …)".`)
+an https:// URL (streamable HTTP), or mcp+stdio:///ABSOLUTE/COMMAND ARG… (started to list, as validate --remote does).
+Each manifest names the remote tool in its endpoint's fragment and pins what a model reads of it (metadata.mcpTool),
+which validate --remote compares with the server's listing. A tool that cannot be written is skipped with its reason;
+the import ends with "N tools: M written, K skipped (reasons: …)". A server that answers 401 needs --bearer-secret.`)
 	out := fs.String("out", "", "write one ID.json per tool into this folder (default: print a JSON array)")
 	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host)")
 	bearer := fs.String("bearer-secret", "", "list with the token in secret ENV/NAME ($HTTPTOOLS_SECRET_<ENV>_<NAME>) as a bearer, and write it as the tools' authorization")
