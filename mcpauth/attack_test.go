@@ -310,3 +310,21 @@ func TestAttackTokenForAnotherResource(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackRedirectToPlainHTTP: metadata that redirects to a plain-http
+// host the operator did not name is refused at the hop; requests that
+// reach it: 0.
+func TestAttackRedirectToPlainHTTP(t *testing.T) {
+	target := newFakeAS(t)
+	f := newFakeAS(t)
+	f.metadataHook = func(w http.ResponseWriter, r *http.Request) {
+		to := strings.Replace(target.srv.URL, "127.0.0.1", "localhost", 1) + r.URL.Path
+		http.Redirect(w, r, to, http.StatusFound)
+	}
+	flow, _ := testFlow(t, testConfig())
+	_, err := flow.Authorize(context.Background(), f.challenge401(""))
+	wantReason(t, err, mcpauth.ReasonInsecureURL)
+	if n := target.count("/.well-known/oauth-protected-resource/mcp"); n != 0 {
+		t.Fatalf("%d requests reached the plain-http host, want 0", n)
+	}
+}

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
-
-	"github.com/httptools/httptools/fetch"
 )
 
 // Pending is an authorization under way: the URL the person is sent to and
@@ -107,8 +105,7 @@ var expired = time.Unix(1, 0)
 
 // oauthContext gives x/oauth2 the guarded client, under eg.
 func (c *Config) oauthContext(ctx context.Context, eg Egress) context.Context {
-	hc := c.Client.SessionClient(fetch.Session{Allowlist: eg.Allowlist, Restricted: eg.Restricted, Tool: eg.Tool, Tenant: eg.Tenant, MaxBody: c.maxBytes()})
-	return context.WithValue(ctx, oauth2.HTTPClient, hc)
+	return context.WithValue(ctx, oauth2.HTTPClient, c.httpClient(eg))
 }
 
 // tokenCause keeps the OAuth error code of a token endpoint's refusal and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -241,28 +242,60 @@ func (c *Config) checkURL(raw, what string) (*url.URL, error) {
 	return nil, errorf(ReasonInsecureURL, raw, nil, "%s must be https (a host the operator lets use plain http aside)", what)
 }
 
+// httpClient is the guarded client under eg (fetch's session client: the
+// SSRF guard and the allowlist on every hop, each answer capped at
+// MaxDocumentBytes) whose every redirect hop must also be a URL checkURL
+// takes: no hop from https down to plain http.
+func (c *Config) httpClient(eg Egress) *http.Client {
+	hc := c.Client.SessionClient(fetch.Session{Allowlist: eg.Allowlist, Restricted: eg.Restricted, Tool: eg.Tool, Tenant: eg.Tenant, MaxBody: c.maxBytes()})
+	guard := hc.CheckRedirect
+	hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if _, err := c.checkURL(r.URL.String(), "a redirect"); err != nil {
+			return err
+		}
+		return guard(r, via)
+	}
+	return hc
+}
+
 // getJSON fetches one metadata document into v under eg and the size cap;
 // found is false for a 4xx, which sends discovery to the next URL.
 func (c *Config) getJSON(ctx context.Context, eg Egress, u string, v any) (found bool, err error) {
-	resp, err := c.Client.Do(ctx, &fetch.Request{
-		Method: http.MethodGet, URL: u, Header: http.Header{"Accept": {"application/json"}},
-		Allowlist: eg.Allowlist, Restricted: eg.Restricted, Tool: eg.Tool, Tenant: eg.Tenant,
-		MaxBody: c.maxBytes(), SuccessMin: 200, SuccessMax: 299,
-	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		if errors.Is(err, fetch.ErrTooLarge) {
-			return false, errorf(ReasonBadMetadata, u, err, "the metadata document is over the %d-byte cap", c.maxBytes())
-		}
-		return false, errorf(ReasonNoMetadata, u, err, "fetching metadata failed")
+		return false, errorf(ReasonInsecureURL, u, err, "the metadata URL is not one a request can be made to")
 	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.httpClient(eg).Do(req)
+	if err != nil {
+		return false, c.fetchError(u, err)
+	}
+	defer resp.Body.Close()
 	switch {
-	case resp.Status >= 400 && resp.Status < 500:
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return false, nil
-	case resp.Status != http.StatusOK:
-		return false, errorf(ReasonNoMetadata, u, nil, "the metadata URL answered %d", resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		return false, errorf(ReasonNoMetadata, u, nil, "the metadata URL answered %d", resp.StatusCode)
 	}
-	if err := json.Unmarshal(resp.Body, v); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false, c.fetchError(u, err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
 		return false, errorf(ReasonBadMetadata, u, err, "the metadata document is not the JSON object expected")
 	}
 	return true, nil
+}
+
+// fetchError words a failed metadata request: over the cap, a redirect
+// checkURL refused, or anything else (the guard's refusal, the deadline).
+func (c *Config) fetchError(u string, err error) error {
+	var e *Error
+	switch {
+	case errors.Is(err, fetch.ErrTooLarge):
+		return errorf(ReasonBadMetadata, u, err, "the metadata document is over the %d-byte cap", c.maxBytes())
+	case errors.As(err, &e):
+		return e
+	}
+	return errorf(ReasonNoMetadata, u, err, "fetching metadata failed")
 }

@@ -165,7 +165,7 @@ func testConfig() *mcpauth.Config {
 // testFlow is a Flow with the headless opener, dynamic registration in
 // memory and no pre-registered client.
 func testFlow(t *testing.T, cfg *mcpauth.Config) (*mcpauth.Flow, *mcpauth.MemoryStore) {
-	h, err := mcpauth.ListenHeadless(cfg.Client, &testkit.Buffer{})
+	h, err := mcpauth.ListenHeadless(cfg, &testkit.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

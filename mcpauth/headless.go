@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/httptools/httptools/fetch"
 )
 
 // callbackPath is the path of Headless's redirect URI.
@@ -24,7 +22,7 @@ const callbackPath = "/callback"
 // is left to them: its URL is written to Prompt and the callback awaited
 // until the context ends.
 type Headless struct {
-	client  *fetch.Client
+	cfg     *Config
 	prompt  io.Writer
 	ln      net.Listener
 	srv     *http.Server
@@ -33,14 +31,14 @@ type Headless struct {
 
 var _ Opener = (*Headless)(nil)
 
-// ListenHeadless starts the callback listener on 127.0.0.1 (a free port).
-// Close stops it.
-func ListenHeadless(client *fetch.Client, prompt io.Writer) (*Headless, error) {
+// ListenHeadless starts the callback listener on 127.0.0.1 (a free port);
+// the authorization URL is fetched as cfg fetches metadata. Close stops it.
+func ListenHeadless(cfg *Config, prompt io.Writer) (*Headless, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for the OAuth callback on 127.0.0.1: %w", err)
 	}
-	h := &Headless{client: client, prompt: prompt, ln: ln, answers: make(chan url.Values, 1)}
+	h := &Headless{cfg: cfg, prompt: prompt, ln: ln, answers: make(chan url.Values, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+callbackPath, func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -73,7 +71,7 @@ func (h *Headless) Open(ctx context.Context, eg Egress, authURL string) (url.Val
 	case <-h.answers: // a stale answer of an earlier request
 	default:
 	}
-	hc := h.client.SessionClient(fetch.Session{Allowlist: eg.Allowlist, Restricted: eg.Restricted, Tool: eg.Tool, Tenant: eg.Tenant, MaxBody: DefaultMaxDocumentBytes})
+	hc := h.cfg.httpClient(eg)
 	guard := hc.CheckRedirect
 	hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if h.isCallback(r.URL) {

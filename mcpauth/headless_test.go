@@ -19,7 +19,7 @@ func TestHeadlessLeavesALoginPageToThePerson(t *testing.T) {
 	f := newFakeAS(t)
 	cfg := testConfig()
 	prompt := &testkit.Buffer{}
-	h, err := mcpauth.ListenHeadless(cfg.Client, prompt)
+	h, err := mcpauth.ListenHeadless(cfg, prompt)
 	if err != nil {
 		t.Fatal(err)
 	}

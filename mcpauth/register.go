@@ -1,8 +1,10 @@
 package mcpauth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -12,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/httptools/httptools/connections"
-	"github.com/httptools/httptools/fetch"
 )
 
 // How a Client came to be.
@@ -215,20 +216,26 @@ func (r *Registrar) register(ctx context.Context, eg Egress, d *Discovery, redir
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 	})
 	u := d.Server.RegistrationEndpoint
-	resp, err := r.Config.Client.Do(ctx, &fetch.Request{
-		Method: http.MethodPost, URL: u, Body: body,
-		Header:    http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}},
-		Allowlist: eg.Allowlist, Restricted: eg.Restricted, Tool: eg.Tool, Tenant: eg.Tenant,
-		MaxBody: r.Config.maxBytes(), SuccessMin: 200, SuccessMax: 299,
-	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, errorf(ReasonRegistrationRefused, u, err, "the registration endpoint is not one a request can be made to")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := r.Config.httpClient(eg).Do(req)
 	if err != nil {
 		return nil, errorf(ReasonRegistrationRefused, u, err, "dynamic registration failed")
 	}
-	if resp.Status != http.StatusCreated && resp.Status != http.StatusOK {
-		return nil, errorf(ReasonRegistrationRefused, u, nil, "dynamic registration answered %d: register a client by hand and add it to apps.json", resp.Status)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		return nil, errorf(ReasonRegistrationRefused, u, nil, "dynamic registration answered %d: register a client by hand and add it to apps.json", resp.StatusCode)
+	}
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, errorf(ReasonRegistrationRefused, u, err, "reading the registration answer failed")
 	}
 	var got oauthex.ClientRegistrationResponse
-	if err := json.Unmarshal(resp.Body, &got); err != nil {
+	if err := json.Unmarshal(answer, &got); err != nil {
 		return nil, errorf(ReasonRegistrationRefused, u, err, "the registration answer is not the JSON object expected")
 	}
 	return checkRegistration(&got, asked, redirectURI, u)

@@ -45,7 +45,7 @@ func (o *oauthFlags) authorizer(client *fetch.Client, plain []string, prompt io.
 	if len(pre) > 0 {
 		reg.PreRegistered = pre
 	}
-	h, err := mcpauth.ListenHeadless(client, prompt)
+	h, err := mcpauth.ListenHeadless(cfg, prompt)
 	if err != nil {
 		return nil, nil, err
 	}
