@@ -727,6 +727,13 @@ func sampleObject(s *openapi3.Schema, depth int) (map[string]any, bool) {
 		}
 	}
 	fillMinProperties(out, props, s.MinProps, depth)
+	if ap := schemaOf(s.AdditionalProperties.Schema); ap != nil {
+		// A map that must hold some keys (Elasticsearch's highlight
+		// fields, its indices_boost): keys of its own.
+		for i := 0; uint64(len(out)) < s.MinProps; i++ {
+			out[fmt.Sprintf("key%d", i)] = sample(ap, depth+1)
+		}
+	}
 	return out, len(s.Properties) > 0
 }
 
