@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -28,12 +29,31 @@ type toolRow struct {
 	ID, Description, Method, Host, Auth string
 	Mutating                            bool
 	Search                              string
+	// Summary is the description's first paragraph, Details the others:
+	// an imported tool's description is its operation's summary, a blank
+	// line and its description, which one paragraph would run together.
+	Summary string
+	Details []string
+}
+
+// paragraphs splits a description at its blank lines.
+func paragraphs(d string) []string {
+	var out []string
+	for _, p := range strings.Split(strings.ReplaceAll(d, "\r\n", "\n"), "\n\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func rowOf(id string, raw []byte) toolRow {
 	m := gjson.ParseBytes(raw)
 	row := toolRow{ID: id, Description: m.Get("description").String(), Method: m.Get("spec.method").String(),
 		Mutating: m.Get("mutating").Bool(), Auth: m.Get("spec.authorization.kind").String()}
+	if ps := paragraphs(row.Description); len(ps) > 0 {
+		row.Summary, row.Details = ps[0], ps[1:]
+	}
 	if row.Auth == "" {
 		row.Auth = "none"
 	}
@@ -142,6 +162,9 @@ func fieldsOf(input gjson.Result) []field {
 		out = append(out, f)
 		return true
 	})
+	// Required fields first, each group in the schema's order: a form
+	// whose one required field comes after ten optional ones hides it.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Required && !out[j].Required })
 	return out
 }
 
