@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -80,28 +79,6 @@ func (p *Pending) Exchange(ctx context.Context, cfg *Config, eg Egress, answer u
 	}
 	return tok, checkToken(tok, p.d)
 }
-
-// Refresh renews tok with its refresh token, for the same resource.
-func (c *Config) Refresh(ctx context.Context, eg Egress, d *Discovery, client *Client, tok *oauth2.Token) (*oauth2.Token, error) {
-	if tok.RefreshToken == "" {
-		return nil, errorf(ReasonTokenRefused, d.Server.TokenEndpoint, nil, "the token has no refresh token: authorize again")
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
-	defer cancel()
-	conf := oauthConfig(d, client, "", nil)
-	old := *tok
-	old.Expiry = expired // make x/oauth2 refresh now
-	// x/oauth2 sends no resource on a refresh; the token check below
-	// still refuses one for another resource.
-	nt, err := conf.TokenSource(c.oauthContext(ctx, eg), &old).Token()
-	if err != nil {
-		return nil, errorf(ReasonTokenRefused, d.Server.TokenEndpoint, tokenCause(err), "the token endpoint refused the refresh: authorize again")
-	}
-	return nt, checkToken(nt, d)
-}
-
-// expired is a time long past, for a token x/oauth2 must refresh.
-var expired = time.Unix(1, 0)
 
 // oauthContext gives x/oauth2 the guarded client, under eg.
 func (c *Config) oauthContext(ctx context.Context, eg Egress) context.Context {

@@ -80,6 +80,9 @@ func TestFlowRefreshesAnExpiredToken(t *testing.T) {
 	if err != nil || tok != "tok-refresh_token" {
 		t.Fatalf("token %q, %v; want the refreshed one", tok, err)
 	}
+	if got := f.token; got.Get("grant_type") != "refresh_token" || got.Get("resource") != f.endpoint() || got.Get("client_id") != "dyn-client" {
+		t.Fatalf("the refresh request %v lacks the resource or the client", got)
+	}
 	if _, err := flow.Authorize(ctx, f.challenge401("")); err != nil {
 		t.Fatal(err)
 	}

@@ -280,12 +280,21 @@ func TestTokenEndpointAuthMethods(t *testing.T) {
 				}
 				return 201, reply
 			}
+			f.tokenReply = map[string]any{"expires_in": 1} // expired at once: Token refreshes
 			flow, _ := testFlow(t, testConfig())
 			if _, err := flow.Authorize(context.Background(), f.challenge401("")); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(f.tokenHdr, tc.wantHeader) || (tc.wantHeader == "" && f.tokenHdr != "") || f.token.Get("client_secret") != tc.wantFormSecret {
-				t.Fatalf("Authorization %q, client_secret %q", f.tokenHdr, f.token.Get("client_secret"))
+			// The code's exchange, then the refresh, authenticate alike.
+			for _, step := range []string{"authorization_code", "refresh_token"} {
+				if step == "refresh_token" {
+					if tok, err := flow.Token(context.Background(), &mcpauth.Request{Endpoint: f.endpoint()}); err != nil || tok != "tok-refresh_token" {
+						t.Fatalf("refresh: %q, %v", tok, err)
+					}
+				}
+				if f.token.Get("grant_type") != step || !strings.HasPrefix(f.tokenHdr, tc.wantHeader) || (tc.wantHeader == "" && f.tokenHdr != "") || f.token.Get("client_secret") != tc.wantFormSecret {
+					t.Fatalf("%s: Authorization %q, client_secret %q", step, f.tokenHdr, f.token.Get("client_secret"))
+				}
 			}
 		})
 	}
