@@ -589,11 +589,20 @@ func sample(s *openapi3.Schema, depth int) any {
 		fillMinProperties(out, props, minProperties(s, 0), depth)
 		return out
 	}
-	if len(s.OneOf) > 0 {
-		return sample(schemaOf(s.OneOf[0]), depth+1)
-	}
-	if len(s.AnyOf) > 0 {
-		return sample(schemaOf(s.AnyOf[0]), depth+1)
+	if alts := append(slices.Clip(s.OneOf), s.AnyOf...); len(alts) > 0 {
+		v := sample(schemaOf(alts[0]), depth+1)
+		if o, ok := v.(map[string]any); ok && len(s.Required) > 0 {
+			// Members the schema requires beside its branches, which
+			// declare them (Cloudflare's DNS record): the writable ones.
+			props, req := map[string]*openapi3.Schema{}, []string{}
+			collect(schemaOf(alts[0]), props, &req, 0)
+			for _, r := range s.Required {
+				if p := props[r]; p != nil && !p.ReadOnly && o[r] == nil {
+					o[r] = sample(p, depth+1)
+				}
+			}
+		}
+		return v
 	}
 	typ := ""
 	if s.Type != nil {

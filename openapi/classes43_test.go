@@ -214,19 +214,27 @@ func TestReadOnlyRequiredNotAFinding(t *testing.T) {
     "id": {"type": "string", "readOnly": true}, "name": {"type": "string"}}},
     "Wrapped": {"allOf": [{"$ref": "#/components/schemas/Thing"}, {"type": "object", "required": ["created"], "properties": {"created": {"type": "string", "readOnly": true}}}]}}},
   "paths": {"/things": {"post": {"operationId": "make", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}, "responses": {"201": {"description": "ok"}}}},
-    "/wrapped": {"post": {"operationId": "wrap", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Wrapped"}}}}, "responses": {"201": {"description": "ok"}}}}}}`
+    "/wrapped": {"post": {"operationId": "wrap", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Wrapped"}}}}, "responses": {"201": {"description": "ok"}}}},
+    "/record": {"post": {"operationId": "record", "requestBody": {"required": true, "content": {"application/json": {"schema": {"required": ["name", "created"],
+      "oneOf": [{"type": "object", "properties": {"name": {"type": "string"}, "created": {"type": "string", "readOnly": true}}}]}}}}, "responses": {"201": {"description": "ok"}}}}}}`
 	res, err := Import([]byte(doc), Options{Prefix: "ro"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Check([]byte(doc), Options{Prefix: "ro"}, res.Manifests)
-	if err != nil || rep.Tools != 2 || rep.Flagged != 0 {
+	if err != nil || rep.Tools != 3 || rep.Flagged != 0 {
 		t.Fatalf("%v: %d tools, %d flagged: %v", err, rep.Tools, rep.Flagged, rep.Findings)
 	}
 	for id, m := range imported(t, res) {
 		if at(m, "input", "properties", "id") != nil || requires(m, "id") || requires(m, "created") {
 			t.Errorf("%s offers or requires a read-only member: %v", id, at(m, "input"))
 		}
+	}
+	// Cloudflare's DNS record: required beside the oneOf branches that
+	// mark it readOnly (before: the input required created, which no
+	// branch offered, and refused every call).
+	if req := at(imported(t, res)["ro.record"], "input", "properties", "body", "required"); fmt.Sprint(req) != "[name]" {
+		t.Errorf("record's body requires %v, want [name]", req)
 	}
 }
 

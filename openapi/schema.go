@@ -262,7 +262,7 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	}
 	var required []string
 	for _, r := range s.Required {
-		if !left[r] {
+		if !left[r] && !(c.input && readOnlyInParts(s, r, 0)) {
 			required = append(required, r)
 		}
 	}
@@ -297,6 +297,31 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	set("writeOnly", true, s.WriteOnly)
 	set("deprecated", true, s.Deprecated)
 	return out
+}
+
+// readOnlyInParts says whether member name is read-only in one of s's
+// parts (allOf, oneOf, anyOf, at any depth): a schema that requires it
+// beside the parts that declare it (Cloudflare's DNS record requires
+// created_on, which each record type marks readOnly) must not require
+// it of an input that leaves it out (issue 43, class 8).
+func readOnlyInParts(s *openapi3.Schema, name string, depth int) bool {
+	if s == nil || depth > maxDepth {
+		return false
+	}
+	for _, parts := range []openapi3.SchemaRefs{s.AllOf, s.OneOf, s.AnyOf} {
+		for _, p := range parts {
+			if p == nil || p.Value == nil {
+				continue
+			}
+			if m := p.Value.Properties[name]; m != nil && m.Value != nil && m.Value.ReadOnly {
+				return true
+			}
+			if readOnlyInParts(p.Value, name, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // otherSide says the member is not for this side of the call: read-only
