@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -338,10 +339,12 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request, g *gate) {
 	q := r.URL.Query()
 	limit := defaultSearchLimit
 	if l := q.Get("limit"); l != "" {
-		if _, err := fmt.Sscanf(l, "%d", &limit); err != nil || limit < 1 || limit > maxSearchLimit || fmt.Sprint(limit) != l {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxSearchLimit {
 			writeError(w, http.StatusBadRequest, "bad-request", "", fmt.Sprintf("limit=%q: give a number from 1 to %d", l, maxSearchLimit))
 			return
 		}
+		limit = n
 	}
 	ts := s.Tools()
 	hits := ts.searchIndexOf().search(q.Get("q"), func(id string) bool { return g.decide(ts.tools[id]).Allow }, limit)

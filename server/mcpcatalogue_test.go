@@ -373,8 +373,10 @@ func TestRESTToolSearch(t *testing.T) {
 	if got := ids(r.keyB, "q=echo+secret+mail&limit=2"); len(got) != 2 {
 		t.Errorf("limit=2: %v", got)
 	}
-	if rp := r.do(t, r.keyA, "GET", "/v1/tools?q=echo&limit=0", ""); rp.status != 400 {
-		t.Errorf("limit=0: %d %s", rp.status, rp.raw)
+	for _, bad := range []string{"0", "51", "x", "1.5"} {
+		if rp := r.do(t, r.keyA, "GET", "/v1/tools?q=echo&limit="+bad, ""); rp.status != 400 || !strings.Contains(rp.raw, "give a number from 1 to 50") {
+			t.Errorf("limit=%s: %d %s", bad, rp.status, rp.raw)
+		}
 	}
 }
 
