@@ -40,7 +40,7 @@ type fakeAS struct {
 	metadataHook http.HandlerFunc // when set, serves every metadata URL
 }
 
-func newFakeAS(t *testing.T) *fakeAS {
+func newFakeAS(t testing.TB) *fakeAS {
 	f := &fakeAS{hits: map[string]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
