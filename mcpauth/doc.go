@@ -19,7 +19,8 @@
 //     of RFC 8707, a state, the scopes ChooseScopes picks); Pending.Exchange
 //     checks the answer (state, the iss of RFC 9207) and trades the code for
 //     a token at the token endpoint, authenticating as the server supports
-//     (client_secret_basic, client_secret_post or none); Refresh renews it.
+//     (client_secret_basic, client_secret_post or none); Refresh renews it,
+//     the resource indicator sent with it too.
 //   - Flow strings these together for one process (httptools call): it
 //     implements Authorizer, the hook mcpremote calls on a challenge, keeps
 //     a token per resource and the union of the scopes asked, and opens the
@@ -30,8 +31,8 @@
 // every URL learned from a server or its metadata is fetched through a
 // fetch.Client under the tool's Egress (the SSRF guard, the tool's
 // allowlist, a size cap per document, one deadline over discovery and
-// registration); every URL must be https unless Config.PlainHTTP names its
-// host; the protected resource metadata must name the endpoint's own origin
+// registration); every URL, and every redirect hop, must be https unless
+// Config.PlainHTTP names its host; the protected resource metadata must name the endpoint's own origin
 // and a resource the endpoint lies under; the authorization server must be
 // one it names and its metadata must carry that issuer; a registration
 // answer must be for the redirect URI asked; a token whose response or JWT

@@ -88,10 +88,10 @@ func TestRemoteOAuthAuthorizesThenStepsUpOnce(t *testing.T) {
 		switch {
 		case auth == "":
 			w.Header().Set("WWW-Authenticate", `Bearer scope="read", `+prm)
-			http.Error(w, "no token", 401)
+			http.Error(w, "no token", http.StatusUnauthorized)
 		case method == "tools/call" && auth != "Bearer tok-2":
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="read write", `+prm)
-			http.Error(w, "more scopes", 403)
+			http.Error(w, "more scopes", http.StatusForbidden)
 		default:
 			return false
 		}
@@ -127,11 +127,11 @@ func TestRemoteOAuthStepUpLimit(t *testing.T) {
 		}
 		if auth == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer scope="admin", `+prm)
-			http.Error(w, "no token", 401)
+			http.Error(w, "no token", http.StatusUnauthorized)
 			return true
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin", `+prm)
-		http.Error(w, "never enough", 403)
+		http.Error(w, "never enough", http.StatusForbidden)
 		return true
 	})
 	_, ferr := call(t, tool, `{"text":"hi"}`)
@@ -156,7 +156,7 @@ func TestRemoteOAuthTokenStaysOnItsHost(t *testing.T) {
 		if r.Header.Get("Authorization") != "" {
 			leaked.Add(1)
 		}
-		http.Error(w, "elsewhere", 404)
+		http.Error(w, "elsewhere", http.StatusNotFound)
 	}))
 	defer other.Close()
 	r := startRemote(t, "http")
@@ -165,7 +165,7 @@ func TestRemoteOAuthTokenStaysOnItsHost(t *testing.T) {
 		switch {
 		case auth == "":
 			w.Header().Set("WWW-Authenticate", `Bearer `+prm)
-			http.Error(w, "no token", 401)
+			http.Error(w, "no token", http.StatusUnauthorized)
 		case method == "tools/call":
 			w.Header().Set("Location", strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/mcp")
 			w.WriteHeader(http.StatusTemporaryRedirect)
