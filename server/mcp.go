@@ -29,6 +29,7 @@ func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallT
 		s.completing(&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}, SetCacheable: s.mcpCacheable}, tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpNotices(false))
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
+	srv.AddReceivingMiddleware(s.mcpCatalogue(tenant, toolset)) // outside mcpPolicy: call_tool's call goes through it
 	s.addResultResources(srv, tenant)
 	s.SyncMCP(srv, tenant, person)
 	s.listenStdio(srv, tenant, toolset, person)
@@ -385,7 +386,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 		srv := mcp.NewServer(mcpImplementation(), s.completing(s.httpMCPOptions(), "", ""))
 		srv.AddReceivingMiddleware(s.mcpNotices(true))
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
-		srv.AddReceivingMiddleware(s.mcpCatalogue()) // outside mcpPolicy: call_tool's call goes through it
+		srv.AddReceivingMiddleware(s.mcpCatalogue("", "")) // outside mcpPolicy: call_tool's call goes through it
 		s.addResultResources(srv, "")
 		s.addMCPTools(srv, ts, "", nil)
 		ts.mcp = srv

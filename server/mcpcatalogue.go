@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/httptools/httptools/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -155,10 +156,13 @@ var discoveryTools = []*mcp.Tool{
 	},
 }
 
-// mcpCatalogue is the HTTP server's middleware of discovery mode, outside
-// mcpPolicy: a tools/list it answers with the discovery tools, and it runs
-// their calls, handing call_tool's to next as the named tool's.
-func (s *Server) mcpCatalogue() mcp.Middleware {
+// mcpCatalogue is the middleware of discovery mode, outside mcpPolicy: a
+// tools/list it answers with the discovery tools, and it runs their
+// calls, handing call_tool's to next as the named tool's. tenant and
+// toolset are a stdio server's (its caller counts as the tenant's admin,
+// as mcpPolicy has it); "" on HTTP, where the request's credential and
+// URL say who calls and which toolset.
+func (s *Server) mcpCatalogue(tenant, toolset string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if s.cfg.MCPDiscoveryThreshold <= 0 && catalogueOf(ctx) != "search" {
@@ -176,12 +180,18 @@ func (s *Server) mcpCatalogue() mcp.Middleware {
 			default:
 				return next(ctx, method, req)
 			}
-			var h http.Header
-			if ex := req.GetExtra(); ex != nil {
-				h = ex.Header
+			callTenant, key, person := tenant, (*auth.APIKey)(nil), ""
+			if tenant == "" {
+				var h http.Header
+				if ex := req.GetExtra(); ex != nil {
+					h = ex.Header
+				}
+				callTenant, person = mcpCaller(ctx, h)
+				key = identity(ctx)
+			} else if toolset != "" {
+				ctx = withToolset(ctx, toolset)
 			}
-			tenant, person := mcpCaller(ctx, h)
-			g, err := s.gateFor(ctx, tenant, identity(ctx), person)
+			g, err := s.gateFor(ctx, callTenant, key, person)
 			ts := s.Tools()
 			if err != nil || !s.discovering(ctx, g, ts) {
 				return next(ctx, method, req) // mcpPolicy answers a gate's error

@@ -412,3 +412,63 @@ func TestMCPDiscoveryListChanged(t *testing.T) {
 		t.Errorf("%d notifications, want 1", n)
 	}
 }
+
+// TestMCPDiscoveryOnStdio: a stdio server (httptools mcp) past the
+// threshold lists the 3 discovery tools too; call_tool runs a tool (1
+// upstream request, its answer framed as outside data). A stdio server of
+// a toolset of 2 tools lists them whole under a threshold of 2; over a
+// threshold of 1 its search finds its own tool (1 hit) and not another
+// (0 hits), and calling the other is an unknown tool, with 0 upstream
+// requests.
+func TestMCPDiscoveryOnStdio(t *testing.T) {
+	r := discoveryRig(t, 2)
+	ctx := context.Background()
+	r.store.PutPolicy(ctx, AllTenants, []byte(`{"rules":[],"toolsets":{"two":{"ids":["t.echo","t.mail"]}}}`))
+	connect := func(toolset string) *mcp.ClientSession {
+		ms := r.srv.MCPToolsetServer("tenant-a", toolset, func(*mcp.CallToolRequest) string { return "" })
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := ms.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	cs := connect("")
+	if got := listNames(t, cs); !slices.Equal(got, discoveryNames) {
+		t.Fatalf("stdio lists %v", got)
+	}
+	before := r.upCalls.Load()
+	res, err := call(cs, callToolName, map[string]any{"name": "t.echo", "arguments": map[string]any{"id": "5"}})
+	if err != nil || res.IsError || res.Meta[OutsideDataMeta] != true || !strings.Contains(unframe(t, resultText(res)), `"path":"/items/5"`) {
+		t.Errorf("call_tool on stdio: %v %+v", err, res)
+	}
+	if n := r.upCalls.Load() - before; n != 1 {
+		t.Errorf("%d upstream requests, want 1", n)
+	}
+	if got := listNames(t, connect("two")); !slices.Equal(got, []string{"t.echo", "t.mail"}) {
+		t.Errorf("the toolset's stdio server under the threshold lists %v", got)
+	}
+	r.srv.cfg.MCPDiscoveryThreshold = 1
+	two := connect("two")
+	if got := found(t, two, "sends mail"); !slices.Equal(got, []string{"t.mail"}) {
+		t.Errorf("the toolset's search for its own tool: %v", got)
+	}
+	if got := found(t, two, "uses a secret"); len(got) != 0 {
+		t.Errorf("the toolset's search found %v", got)
+	}
+	before = r.upCalls.Load()
+	_, d := call(two, callToolName, map[string]any{"name": "t.secret"})
+	_, u := call(two, callToolName, map[string]any{"name": "t.nope"})
+	if d == nil || u == nil || strings.ReplaceAll(d.Error(), "t.secret", "t.nope") != u.Error() {
+		t.Errorf("call_tool of a tool outside the toolset: %v; of an unknown one: %v", d, u)
+	}
+	if n := r.upCalls.Load() - before; n != 0 {
+		t.Errorf("%d upstream requests for a tool outside the toolset", n)
+	}
+}

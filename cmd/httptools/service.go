@@ -87,13 +87,13 @@ func (f *serviceFlags) register(fs *flag.FlagSet, serve bool) {
 	fs.Var(&f.allowStdio, "allow-stdio", "let mcp+stdio endpoints start this command (an exact absolute path; repeatable): serve and mcp refuse any other")
 	fs.Var(&f.plainHTTP, "mcp-plain-http", "reach the mcp+http and mcp+sse endpoints of this host (or *.domain) over plain http instead of https (repeatable; a private address also needs --allow-cidr)")
 	fs.StringVar(&f.policy, "policy", "", "policy.json: the tool policy every tenant is under, stored at start for every replica (a tenant's own is set with PUT /v1/policy); absent: the stored one stays")
+	fs.IntVar(&f.mcpDiscoveryThreshold, "mcp-discovery-threshold", server.DefaultMCPDiscoveryThreshold, "when a caller sees more tools than this over MCP, tools/list offers search_tools, describe_tool and call_tool instead of every tool (over HTTP a client's URL may still ask for every one: /mcp?catalogue=full); 0: always every tool")
 	if !serve {
 		f.ui = "off"
 		return
 	}
 	fs.StringVar(&f.publicURL, "public-url", "", "the URL the service is reached at, for the OAuth callback (default http://ADDR)")
 	fs.DurationVar(&f.refreshInterruptedWait, "refresh-interrupted-wait", connections.DefaultInterruptedWait, "on PostgreSQL, how long a token refresh that another replica began and could not store (it lost the database, or stopped) keeps this replica from presenting the stored refresh token, which that refresh may have revoked: a partition shorter than it costs no connection; callers meanwhile get 503 connection-refreshing unless the access token is still valid")
-	fs.IntVar(&f.mcpDiscoveryThreshold, "mcp-discovery-threshold", server.DefaultMCPDiscoveryThreshold, "when a key sees more tools than this over MCP, tools/list offers search_tools, describe_tool and call_tool instead of every tool (a client's URL may ask for /mcp?catalogue=full); 0: always every tool")
 	fs.StringVar(&f.ui, "ui", "auto", "the web console at /ui: on, off, or auto (on when --addr is a loopback address)")
 	fs.BoolFunc("no-access-log", "log no record per request (method, route, status, tenant, key id, error code, duration)", func(v string) error { b, err := strconv.ParseBool(v); f.noAccessLog = b; return err })
 	fs.Var(&f.tenantBytes, "tenant-max-inflight-bytes", "the share of --max-inflight-bytes one tenant's calls may hold together, e.g. 1GiB; past it a call waits for the tenant's own calls, else 503 overloaded (default half the budget)")
