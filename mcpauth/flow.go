@@ -34,7 +34,9 @@ type Authorizer interface {
 	Token(ctx context.Context, r *Request) (string, error)
 	// Authorize answers r's refusal and returns the token to send: a
 	// refreshed one for a 401, else one from a new authorization, asking
-	// the challenge's scopes with those asked before (a step-up).
+	// the challenge's scopes with those asked before (a step-up). mcpremote
+	// calls it under the caller's context, not the tool's timeout: it may
+	// wait for a person.
 	Authorize(ctx context.Context, r *Request) (string, error)
 }
 

@@ -21,8 +21,11 @@
 // authorized through Config.Authorizer (package mcpauth: discovery,
 // registration, the authorization code flow): a held token is sent first;
 // a 401 is answered by one authorization and a 403 by one step-up per
-// call, after which the refusal is the call's error. The token goes to the
-// endpoint's scheme and host only, as a declared credential does.
+// call, after which the refusal is the call's error. An authorization is
+// not the call's time: it runs under the caller's context, not the tool's
+// timeout, which starts again after it (a person may be at the page). The
+// token goes to the endpoint's scheme and host only, as a declared
+// credential does.
 //
 // Sessions are pooled per tenant, endpoint, credential and allowlist, and
 // shut after Config.IdleTimeout unused. A session the server has forgotten

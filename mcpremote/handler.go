@@ -133,9 +133,22 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if call.Options.Timeout > 0 {
 		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
 	}
+	outer := ctx
 	dl, cancel := synth.WithTimeout(ctx, own)
-	defer cancel()
+	defer func() { cancel() }()
 	ctx = dl.Call
+	// authorized answers the server's OAuth challenge ch outside the call's
+	// timeout (a person may be at the authorization page), then starts the
+	// timeout again for the call's own work.
+	authorized := func(ch *challenge, tries *oauthTries) (httpspec.Credential, error) {
+		c, err := h.authorize(outer, call, ch, tries)
+		if err == nil {
+			cancel()
+			dl, cancel = synth.WithTimeout(outer, own)
+			ctx = dl.Call
+		}
+		return c, err
+	}
 
 	var cred httpspec.Credential
 	rejected := ""
@@ -176,8 +189,8 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			}
 			var u *unauthorizedError
 			if errors.As(err, &u) && u.ch != nil && h.oauth() {
-				if cred, err = h.authorize(ctx, call, u.ch, &tries); err != nil {
-					return nil, dl.TimeoutError(err)
+				if cred, err = authorized(u.ch, &tries); err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -221,8 +234,8 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			return nil, dl.Ended(err)
 		case h.oauth() && s.challenge.Load() != nil:
 			h.syn.pool.drop(s)
-			if cred, err = h.authorize(ctx, call, s.challenge.Load(), &tries); err != nil {
-				return nil, dl.TimeoutError(err)
+			if cred, err = authorized(s.challenge.Load(), &tries); err != nil {
+				return nil, err
 			}
 			continue
 		case s.unauthorized.Load():

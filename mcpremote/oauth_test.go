@@ -22,9 +22,10 @@ import (
 
 // stubAuthorizer hands out tok-1, tok-2… and records what it was asked.
 type stubAuthorizer struct {
-	mu       sync.Mutex
-	statuses []int
-	held     string
+	mu        sync.Mutex
+	statuses  []int
+	held      string
+	deadlines int // Authorize calls whose context had a deadline
 }
 
 func (a *stubAuthorizer) Token(context.Context, *mcpauth.Request) (string, error) {
@@ -33,9 +34,12 @@ func (a *stubAuthorizer) Token(context.Context, *mcpauth.Request) (string, error
 	return a.held, nil
 }
 
-func (a *stubAuthorizer) Authorize(_ context.Context, r *mcpauth.Request) (string, error) {
+func (a *stubAuthorizer) Authorize(ctx context.Context, r *mcpauth.Request) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if _, ok := ctx.Deadline(); ok {
+		a.deadlines++
+	}
 	a.statuses = append(a.statuses, r.Status)
 	a.held = fmt.Sprintf("tok-%d", len(a.statuses))
 	return a.held, nil
@@ -59,6 +63,11 @@ func rpcMethod(r *http.Request) string {
 // oauthEnv is a synthesizer whose Authorizer is a; the server of r asks
 // for OAuth as gate says (nil: it lets the request through).
 func oauthEnv(t *testing.T, r *remote, a mcpauth.Authorizer, gate func(w http.ResponseWriter, method, auth string) bool) *synth.Tool {
+	return oauthTool(t, r, a, gate, "")
+}
+
+// oauthTool is oauthEnv's tool with extra manifest members.
+func oauthTool(t *testing.T, r *remote, a mcpauth.Authorizer, gate func(w http.ResponseWriter, method, auth string) bool, extra string) *synth.Tool {
 	syn := mcpremote.NewSynthesizer(mcpremote.Config{Client: testkit.LoopbackClient(fetch.Config{}), PlainHTTP: []string{"127.0.0.1"}, Authorizer: a})
 	t.Cleanup(func() { syn.Close() })
 	reg := &synth.Registry{}
@@ -69,7 +78,7 @@ func oauthEnv(t *testing.T, r *remote, a mcpauth.Authorizer, gate func(w http.Re
 		}
 		return gate(w, rpcMethod(req), req.Header.Get("Authorization"))
 	}
-	tool, err := (&synth.Loader{Registry: reg}).Load(manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"mutating":false`))
+	tool, err := (&synth.Loader{Registry: reg}).Load(manifest("acme.echo", r.endpoint("mcp+http", "echo"), `,"mutating":false`+extra))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +188,28 @@ func TestRemoteOAuthTokenStaysOnItsHost(t *testing.T) {
 	}
 	if n := leaked.Load(); n != 0 {
 		t.Fatalf("tokens sent to another host: %d (of %d requests there), want 0", n, seen.Load())
+	}
+}
+
+// TestRemoteOAuthAuthorizationIsNotTheCallsTime: the Authorizer is asked
+// outside the tool's timeout (a person may be at the authorization page),
+// whose clock starts again for the call: Authorize calls with a deadline
+// from the tool: 0, and the call then succeeds.
+func TestRemoteOAuthAuthorizationIsNotTheCallsTime(t *testing.T) {
+	r := startRemote(t, "http")
+	a := &stubAuthorizer{}
+	tool := oauthTool(t, r, a, func(w http.ResponseWriter, method, auth string) bool {
+		if auth == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer `+prm)
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return true
+		}
+		return false
+	}, `,"spec":{"kind":"mcp","timeoutMs":5000}`)
+	if _, ferr := call(t, tool, `{"text":"hi"}`); ferr != nil {
+		t.Fatal(ferr)
+	}
+	if got := a.asked(); len(got) != 1 || a.deadlines != 0 {
+		t.Fatalf("%d authorizations, %d of them under the tool's deadline; want 1 and 0", len(got), a.deadlines)
 	}
 }

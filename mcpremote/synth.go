@@ -48,8 +48,9 @@ type Config struct {
 	// refuses a tool with no spec.authorization (mcp+http and mcp+sse): a
 	// 401, or a 403 with insufficient_scope. Its token is sent as a bearer
 	// to the endpoint's own scheme and host only; each call authorizes at
-	// most once for a 401 and steps up at most once. nil: such a refusal
-	// is the call's error (reason remote-unauthorized).
+	// most once for a 401 and steps up at most once, under the caller's
+	// context rather than the tool's timeout (which starts again after).
+	// nil: such a refusal is the call's error (reason remote-unauthorized).
 	Authorizer mcpauth.Authorizer
 }
 
