@@ -9,10 +9,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // callbackPath is the path of Headless's redirect URI.
 const callbackPath = "/callback"
+
+// PersonWait bounds how long Headless waits for a person to answer the
+// authorization page (the call's context may end it sooner).
+const PersonWait = 10 * time.Minute
 
 // Headless is an Opener for a process with no browser of its own (httptools
 // call): it listens for the answer on 127.0.0.1 and follows the
@@ -20,7 +25,7 @@ const callbackPath = "/callback"
 // client. A redirect to its callback ends it, as when the server needs no
 // person (the conformance suite's); a page that asks the person something
 // is left to them: its URL is written to Prompt and the callback awaited
-// until the context ends.
+// until the context ends, PersonWait at most.
 type Headless struct {
 	cfg     *Config
 	prompt  io.Writer
@@ -71,6 +76,8 @@ func (h *Headless) Open(ctx context.Context, eg Egress, authURL string) (url.Val
 	case <-h.answers: // a stale answer of an earlier request
 	default:
 	}
+	ctx, cancel := context.WithTimeout(ctx, PersonWait)
+	defer cancel()
 	hc := h.cfg.httpClient(eg)
 	guard := hc.CheckRedirect
 	hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
