@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/httptools/httptools/auth"
@@ -256,5 +257,23 @@ func TestDiscoveryConnectBytes(t *testing.T) {
 		}
 		t.Logf("%d tools: tools/list %d bytes (~%d tokens), %d a tool; discovery mode %d bytes (~%d tokens)",
 			n, fullSize, fullSize/4, fullSize/n, size, size/4)
+	}
+}
+
+// BenchmarkCatalogueIndex: building the search index of 1,036 imported
+// tools, which the first search after a load or reload pays.
+func BenchmarkCatalogueIndex(b *testing.B) {
+	dir, _ := importedCopies(b, 28)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := &synth.Registry{}
+	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(testkit.LoopbackClient(fetch.Config{Logger: quiet})))
+	ts, err := LoadTools(dir, &synth.Loader{Registry: reg}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ts.searchOnce = sync.Once{}
+		ts.searchIndexOf()
 	}
 }
