@@ -83,6 +83,13 @@ func (im *importer) parameters(method string, op *openapi3.Operation, item *open
 			if p.Explode == nil {
 				explode = style == "form" // form style explodes by default
 			}
+			if clash := memberParams(p, params); style == "form" && explode && len(clash) > 0 && !p.Required {
+				// Exploded, its members are query keys of their own: where
+				// another parameter has one's name, both would be sent
+				// (Cloudflare's egs-pagination.json beside page, per_page).
+				im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: its members %s are parameters of their own", p.Name, strings.Join(clash, ", ")))
+				continue
+			}
 			if style == "deepObject" {
 				vars, dropped, why := im.deepObject(p, in)
 				if len(dropped) > 0 && why == "" {
@@ -204,6 +211,21 @@ func serverDefault(sch map[string]any) {
 		note = strings.TrimRight(desc, " ") + " " + note
 	}
 	sch["description"] = note
+}
+
+// memberParams are the members of an object parameter that other query
+// parameters of the operation are named like.
+func memberParams(p *openapi3.Parameter, params map[string]*openapi3.Parameter) []string {
+	if p.Schema == nil || p.Schema.Value == nil {
+		return nil
+	}
+	var clash []string
+	for _, k := range sortedKeys(p.Schema.Value.Properties) {
+		if q := params["query:"+k]; q != nil && q != p {
+			clash = append(clash, k)
+		}
+	}
+	return clash
 }
 
 // mergeParams puts the parameters of a path item and of its operation in
