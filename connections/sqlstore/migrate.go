@@ -140,8 +140,10 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 	defer tx.Rollback()
 	if s.pg {
 		// Replicas starting together migrate one at a time; the lock ends
-		// with the transaction.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7413269)`); err != nil {
+		// with the transaction. It is the schema's: stores of other
+		// schemas on the same server (other services, tests) do not
+		// queue behind each other.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7413269, hashtext(current_schema()))`); err != nil {
 			return err
 		}
 	}

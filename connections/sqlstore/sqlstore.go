@@ -32,6 +32,10 @@ type SQLStore struct {
 const DefaultStoreTimeout = 5 * time.Second
 
 // bound gives a store call its timeout.
+// migrateTimeout bounds bringing the tables up to date, which may wait for
+// other replicas doing the same.
+const migrateTimeout = 30 * time.Second
+
 func (s *SQLStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.timeout)
 }
@@ -110,7 +114,9 @@ func Open(ctx context.Context, dsn string, keys *Keyring, opts Options) (*SQLSto
 		scheme, _, _ := strings.Cut(dsn, ":") // never the rest: it may hold a password
 		return nil, fmt.Errorf("connections: database kind %q: want sqlite:PATH or postgres://…", scheme)
 	}
-	mctx, cancel := s.bound(ctx)
+	// Migrating may wait for another replica's migration: longer than
+	// one statement's bound.
+	mctx, cancel := context.WithTimeout(ctx, max(migrateTimeout, s.timeout))
 	defer cancel()
 	if err := s.migrate(mctx); err != nil {
 		s.db.Close()
