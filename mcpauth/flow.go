@@ -96,10 +96,9 @@ func (f *Flow) Token(ctx context.Context, r *Request) (string, error) {
 // Authorize answers a 401 with a refresh when it can, else (and for a
 // step-up) discovers, registers and runs the authorization code flow.
 func (f *Flow) Authorize(ctx context.Context, r *Request) (string, error) {
-	ch, err := ParseChallenge(r.WWWAuthenticate)
-	if err != nil {
-		return "", err
-	}
+	// A challenge that cannot be read still asks for a token: discovery
+	// then looks at the well-known URLs only.
+	ch, _ := ParseChallenge(r.WWWAuthenticate)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == nil {

@@ -359,3 +359,18 @@ func TestClientMetadataDocument(t *testing.T) {
 		t.Fatalf("POST answered %d", r.StatusCode)
 	}
 }
+
+// TestFlowReadsPastAMalformedChallenge: a 401 whose WWW-Authenticate cannot
+// be read is still authorized, through the well-known URLs (1 request
+// there, 1 token request).
+func TestFlowReadsPastAMalformedChallenge(t *testing.T) {
+	f := newFakeAS(t)
+	flow, _ := testFlow(t, testConfig())
+	r := &mcpauth.Request{Endpoint: f.endpoint(), Status: 401, WWWAuthenticate: []string{`"Bearer`}}
+	if _, err := flow.Authorize(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if p, k := f.count("/.well-known/oauth-protected-resource/mcp"), f.count("/token"); p != 1 || k != 1 {
+		t.Fatalf("%d requests of the well-known metadata, %d token requests; want 1 and 1", p, k)
+	}
+}
