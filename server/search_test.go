@@ -277,3 +277,23 @@ func BenchmarkCatalogueIndex(b *testing.B) {
 		ts.searchIndexOf()
 	}
 }
+
+// BenchmarkDiscoveryToolsList: tools/list at 1000 tools, whole (the fast
+// path's cached page) and in discovery mode (the SDK's answer with its
+// tools replaced), in one run.
+func BenchmarkDiscoveryToolsList(b *testing.B) {
+	srv, base, key := benchService(b, 1000)
+	client := &http.Client{}
+	for _, mode := range []string{"full", "discovery"} {
+		b.Run(mode, func(b *testing.B) {
+			srv.cfg.MCPDiscoveryThreshold = 0
+			if mode == "discovery" {
+				srv.cfg.MCPDiscoveryThreshold = 40
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				mcpPost(b, client, base, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			}
+		})
+	}
+}
