@@ -37,8 +37,10 @@ type ApprovalStore interface {
 	// ("" for every person's) that scope lets through (nil: all), newest
 	// first.
 	Approvals(ctx context.Context, tenant, state, person string, scope *history.Scope) ([]*auth.Approval, error)
-	DecideApproval(ctx context.Context, tenant, id, state, decidedBy string) error
-	UseApproval(ctx context.Context, tenant, id string) error
+	// DecideApproval and UseApproval act on an approval unexpired at at
+	// (the server's clock, Config.Now).
+	DecideApproval(ctx context.Context, tenant, id, state, decidedBy string, at time.Time) error
+	UseApproval(ctx context.Context, tenant, id string, at time.Time) error
 }
 
 // DefaultApprovalTTL is how long an approval request can be decided and
@@ -108,8 +110,9 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 		if ttl <= 0 {
 			ttl = DefaultApprovalTTL
 		}
+		now := s.now()
 		a, err := st.CreateApproval(ctx, &auth.Approval{Tenant: c.tenant, Tool: c.tool.ID(), Person: c.context.Person, Run: c.context.Run,
-			InputHash: hash, Input: history.Cut(string(c.input), history.MaxText), RequestedBy: keyID, Expires: time.Now().Add(ttl)})
+			InputHash: hash, Input: history.Cut(string(c.input), history.MaxText), RequestedBy: keyID, Created: now, Expires: now.Add(ttl)})
 		if err != nil {
 			return s.storeRefusal("recording the approval request", err)
 		}
@@ -136,10 +139,10 @@ func (s *Server) approve(ctx context.Context, c *toolCall) error {
 		return refuse(c.approvalMismatch(a, hash))
 	case a.State != auth.ApprovalApproved:
 		return refuse("it is " + a.State)
-	case !time.Now().Before(a.Expires):
+	case !s.now().Before(a.Expires):
 		return refuse("it expired")
 	}
-	if err := st.UseApproval(ctx, c.tenant, a.ID); err != nil {
+	if err := st.UseApproval(ctx, c.tenant, a.ID, s.now()); err != nil {
 		if errors.Is(err, connections.ErrNotFound) {
 			return refuse("it was used already, or expired")
 		}
@@ -279,7 +282,7 @@ func (s *Server) decideApproval(ctx context.Context, k *auth.APIKey, id string, 
 	if approve {
 		state = auth.ApprovalApproved
 	}
-	if err := st.DecideApproval(ctx, k.Tenant, id, state, k.ID); err != nil {
+	if err := st.DecideApproval(ctx, k.Tenant, id, state, k.ID, s.now()); err != nil {
 		if errors.Is(err, connections.ErrNotFound) {
 			return &refusal{status: http.StatusConflict, code: "conflict", msg: "approval " + id + " is " + a.State + " or expired: it is decided once"}
 		}
@@ -313,7 +316,7 @@ func (s *Server) approvalsOf(ctx context.Context, k *auth.APIKey, state string) 
 	out = slices.DeleteFunc(out, func(a *auth.Approval) bool {
 		return !scope.Allows(a.Tool, a.Person) || person != "" && a.Person != person
 	})
-	now := time.Now()
+	now := s.now()
 	for _, a := range out {
 		if (a.State == auth.ApprovalPending || a.State == auth.ApprovalApproved) && !now.Before(a.Expires) {
 			a.State = auth.ApprovalExpired // as it is now: it can no longer be decided or used
@@ -369,7 +372,7 @@ func (s *Server) ElicitApprovals(ctx context.Context, srv *mcp.Server, tenant, t
 	for {
 		if pending, err := s.approvalsOf(ctx, who, auth.ApprovalPending); err == nil {
 			for _, a := range pending {
-				if asked[a.ID] || !time.Now().Before(a.Expires) {
+				if asked[a.ID] || !s.now().Before(a.Expires) {
 					continue
 				}
 				for ss := range srv.Sessions() {

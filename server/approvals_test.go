@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/httptools/httptools/auth"
-	"github.com/httptools/httptools/internal/testkit"
 )
 
 // TestApprovalsAreRecords: an unattended call of a tool that needs a
@@ -112,8 +112,8 @@ func TestApprovalsAreRecords(t *testing.T) {
 // default, an hour).
 type guardedRig struct{ *rig }
 
-func newGuardedRig(t *testing.T, ttl time.Duration) guardedRig {
-	r := newRig(t, func(c *Config) { c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = ttl })
+func newGuardedRig(t *testing.T, ttl time.Duration, opts ...func(*Config)) guardedRig {
+	r := newRig(t, append([]func(*Config){func(c *Config) { c.Approvals = c.Store.(ApprovalStore); c.ApprovalTTL = ttl }}, opts...)...)
 	upURL := r.srv.Tools().raw["t.echo"]
 	up := string(upURL)[strings.Index(string(upURL), `"urlTemplate":"`)+len(`"urlTemplate":"`):]
 	up = up[:strings.Index(up, "/items/")]
@@ -139,76 +139,58 @@ func approvalOf(rp reply) string {
 	return id
 }
 
-// expiresOf is when the approval a refusal requested expires.
-func expiresOf(t *testing.T, rp reply) time.Time {
-	t.Helper()
-	e, _ := rp.body["error"].(map[string]any)
-	d, _ := e["details"].(map[string]any)
-	s, _ := d["expires"].(string)
-	at, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatalf("no expiry in %s", rp.raw)
-	}
-	return at
+// testClock is a server's clock that moves only when a test moves it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
 }
 
-// waitExpired waits until the wall clock is past at. Approvals read it
-// (the server and the store alike: there is no clock to inject), so a
-// test sees one expire by waiting for its expiry, not for a guess of it.
-func waitExpired(t *testing.T, at time.Time) {
-	t.Helper()
-	testkit.WaitFor(t, "the approval's expiry", func() bool { return time.Now().After(at) })
+func newTestClock() *testClock { return &testClock{t: time.Now()} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
 }
 
-// approvalTTL is how long the approvals of the expiry tests last. An
-// approve that must land within it and did not (a loaded machine) is
-// asked again with a new request, not failed.
-const approvalTTL = time.Second
+// Add moves the clock on by d.
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
 
 // TestExpiredApprovalsAreRefused: an approval approved in its time and
 // used past it is refused ("it expired"), and a request approved past its
-// time is refused 409: 0 upstream requests. Each waits for the approval's
-// own expiry.
+// time is refused 409: 0 upstream requests. The server's clock is moved
+// past the expiry, not waited for.
 func TestExpiredApprovalsAreRefused(t *testing.T) {
-	r := newGuardedRig(t, approvalTTL)
+	clock := newTestClock()
+	r := newGuardedRig(t, time.Minute, func(c *Config) { c.Now = clock.Now })
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
 	start := r.upCalls.Load()
-	late, lateExpires := approvedInTime(t, r, service, `{"a":4}`)
-	asked := r.callGuarded(t, service, `{"a":5}`, `{"person":"u1","unattended":true}`)
-	stale, staleExpires := approvalOf(asked), expiresOf(t, asked)
-	waitExpired(t, lateExpires)
+	asked := r.callGuarded(t, service, `{"a":4}`, `{"person":"u1","unattended":true}`)
+	late := approvalOf(asked)
+	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+late+"/approve", ""); rp.status != 204 {
+		t.Fatalf("approving in time: %d %s", rp.status, rp.raw)
+	}
+	stale := approvalOf(r.callGuarded(t, service, `{"a":5}`, `{"person":"u1","unattended":true}`))
+	clock.Add(time.Minute)
 	if got := r.callGuarded(t, service, `{"a":4}`, `{"person":"u1","unattended":true,"approval":"`+late+`"}`).raw; !strings.Contains(got, "it expired") {
 		t.Errorf("an expired approval: %s", got)
 	}
-	waitExpired(t, staleExpires)
 	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+stale+"/approve", ""); rp.status != 409 {
 		t.Errorf("approving an expired request: %d", rp.status)
 	}
 	if n := r.upCalls.Load() - start; n != 0 {
 		t.Errorf("%d upstream requests for expired approvals, want 0", n)
 	}
-}
-
-// approvedInTime requests an approval of t.guarded for input and approves
-// it within its time, asking again while the approve comes after the
-// expiry (answered 409 once the clock is past it).
-func approvedInTime(t *testing.T, r guardedRig, service, input string) (string, time.Time) {
-	t.Helper()
-	for try := 1; try <= 20; try++ {
-		asked := r.callGuarded(t, service, input, `{"person":"u1","unattended":true}`)
-		id, exp := approvalOf(asked), expiresOf(t, asked)
-		rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+id+"/approve", "")
-		switch {
-		case rp.status == 204:
-			return id, exp
-		case rp.status == 409 && time.Now().After(exp):
-			t.Logf("try %d: the approve came after the approval's %v", try, approvalTTL)
-		default:
-			t.Fatalf("approving an approval in its time: %d %s", rp.status, rp.raw)
-		}
+	// A minute less a millisecond: still in time.
+	fresh := approvalOf(r.callGuarded(t, service, `{"a":6}`, `{"person":"u1","unattended":true}`))
+	clock.Add(time.Minute - time.Millisecond)
+	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+fresh+"/approve", ""); rp.status != 204 {
+		t.Errorf("approving a millisecond before the expiry: %d %s", rp.status, rp.raw)
 	}
-	t.Fatalf("20 approvals expired before they could be approved within %v", approvalTTL)
-	return "", time.Time{}
 }
 
 // TestApprovalsInTheConsole: the person of a call sees its pending
@@ -244,14 +226,15 @@ func TestApprovalsInTheConsole(t *testing.T) {
 // TestApprovalsListSaysExpired: an approval past its time is listed as
 // expired, on REST and the console, and can be decided no more.
 func TestApprovalsListSaysExpired(t *testing.T) {
+	clock := newTestClock()
 	r := newRig(t, func(c *Config) {
 		c.UI = true
 		c.Approvals = c.Store.(ApprovalStore)
-		c.ApprovalTTL = 100 * time.Millisecond // nothing here needs it unexpired: the test waits for its expiry
+		c.Now = clock.Now
 	})
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
-	asked := r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
-	waitExpired(t, expiresOf(t, asked))
+	r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
+	clock.Add(DefaultApprovalTTL)
 	if got := r.do(t, r.keyA, "GET", "/v1/approvals", "").raw; !strings.Contains(got, `"state":"expired"`) {
 		t.Errorf("GET /v1/approvals: %s", got)
 	}

@@ -124,6 +124,9 @@ type Config struct {
 	// (mcpcatalogue.go); 0 or less: never, unless the URL asks
 	// (?catalogue=search).
 	MCPDiscoveryThreshold int
+	// Now is the server's clock, which approvals expire by; nil means
+	// time.Now. A test (or a chaos run skewing one replica) injects it.
+	Now func() time.Time
 }
 
 // Server serves the API. Its tool set can be swapped at run time (Reload).
@@ -514,4 +517,12 @@ func withHold(ctx context.Context, h *budget.Hold) context.Context {
 func holdOf(ctx context.Context) *budget.Hold {
 	h, _ := ctx.Value(holdKey{}).(*budget.Hold)
 	return h
+}
+
+// now is the server's clock (Config.Now).
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }

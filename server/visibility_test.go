@@ -150,7 +150,7 @@ func historyFollowsPolicy(t *testing.T, blind bool, stores func(*testStore) (Cal
 		t.Errorf("u1's client was asked %d times: %q", len(shown), shown)
 	}
 	mu.Unlock()
-	r.store.DecideApproval(ctx, "tenant-a", late.ID, auth.ApprovalDenied, "test") // a ninth approval, of t.echo for u1
+	r.store.DecideApproval(ctx, "tenant-a", late.ID, auth.ApprovalDenied, "test", time.Now()) // a ninth approval, of t.echo for u1
 
 	calls := func(key, query string) []history.Record {
 		t.Helper()

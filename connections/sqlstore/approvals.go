@@ -22,7 +22,10 @@ func (s *SQLStore) CreateApproval(ctx context.Context, a *auth.Approval) (*auth.
 	rec := *a
 	rec.ID = ids.New("apr_")
 	rec.State = auth.ApprovalPending
-	rec.Created = time.UnixMilli(time.Now().UnixMilli())
+	if rec.Created.IsZero() {
+		rec.Created = time.Now()
+	}
+	rec.Created = time.UnixMilli(rec.Created.UnixMilli())
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO approvals (id, tenant, tool, person, run, input_hash, input, state, requested_by, created, expires)
@@ -81,12 +84,13 @@ func (s *SQLStore) Approvals(ctx context.Context, tenant, state, person string, 
 }
 
 // DecideApproval approves or denies (state) tenant's pending approval id,
-// by the key decidedBy; it is ErrNotFound when there is none pending (a
-// decided, used or expired one is decided no more).
-func (s *SQLStore) DecideApproval(ctx context.Context, tenant, id, state, decidedBy string) error {
+// by the key decidedBy, at at (the server's clock); it is ErrNotFound when
+// there is none pending then (a decided, used or expired one is decided no
+// more).
+func (s *SQLStore) DecideApproval(ctx context.Context, tenant, id, state, decidedBy string, at time.Time) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	now := time.Now().UnixMilli()
+	now := at.UnixMilli()
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE approvals SET state = ?, decided_by = ?, decided = ? WHERE id = ? AND tenant = ? AND state = ? AND expires > ?`),
 		state, decidedBy, now, id, tenant, auth.ApprovalPending, now)
 	if err != nil {
@@ -98,13 +102,13 @@ func (s *SQLStore) DecideApproval(ctx context.Context, tenant, id, state, decide
 	return nil
 }
 
-// UseApproval spends tenant's approved approval id, once: it is
-// ErrNotFound unless it is approved, unused and unexpired, and then no
-// other use of it succeeds, on any replica.
-func (s *SQLStore) UseApproval(ctx context.Context, tenant, id string) error {
+// UseApproval spends tenant's approved approval id, once, at at: it is
+// ErrNotFound unless it is approved, unused and unexpired then, and then
+// no other use of it succeeds, on any replica.
+func (s *SQLStore) UseApproval(ctx context.Context, tenant, id string, at time.Time) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	now := time.Now().UnixMilli()
+	now := at.UnixMilli()
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE approvals SET state = ?, used = ? WHERE id = ? AND tenant = ? AND state = ? AND expires > ?`),
 		auth.ApprovalUsed, now, id, tenant, auth.ApprovalApproved, now)
 	if err != nil {
