@@ -50,7 +50,7 @@ func (m *Manager) AuthorizeState(ctx context.Context, tenant, appID, own string)
 		return "", "", err
 	}
 	if p != nil {
-		return p.AuthCodeURL(st.State, st.Verifier), st.State, nil
+		return p.AuthCodeURL(st.State, st.Verifier, m.askedScopes(ctx, tenant, appID, own)), st.State, nil
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(st.Verifier)}
 	for k, v := range app.AuthParams {

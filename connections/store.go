@@ -31,6 +31,10 @@ type Record struct {
 	Owner       string // OwnerCompany or OwnerPerson(id)
 	Permissions []string
 	Scopes      []string
+	// Wanted are scopes a remote MCP server asked for beyond Scopes (its
+	// 403 insufficient_scope: a step-up), which the next authorization
+	// of the connection asks; the connection made then replaces them.
+	Wanted []string
 
 	AccessToken  string
 	RefreshToken string

@@ -90,9 +90,10 @@ type Provider struct {
 var _ connections.Provider = (*Provider)(nil)
 
 // AuthCodeURL is the authorization URL: PKCE S256, the resource indicator,
-// the scopes.
-func (p *Provider) AuthCodeURL(state, verifier string) string {
-	return oauthConfig(p.Discovery, p.Client, p.RedirectURI, p.Scope).AuthCodeURL(state,
+// the provider's scopes joined with more (those a connection holds or was
+// asked for: a step-up loses nothing).
+func (p *Provider) AuthCodeURL(state, verifier string, more []string) string {
+	return oauthConfig(p.Discovery, p.Client, p.RedirectURI, Union(p.Scope, more)).AuthCodeURL(state,
 		oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", p.Discovery.Resource))
 }
 

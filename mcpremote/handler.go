@@ -187,6 +187,10 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			if errors.As(err, &late) && try < 3 {
 				continue // another call's deadline cut the handshake this one waited for
 			}
+			var se *scopeError
+			if errors.As(err, &se) {
+				return nil, h.stepUp(ctx, call, se.ch)
+			}
 			var u *unauthorizedError
 			if errors.As(err, &u) && u.ch != nil && h.oauth() {
 				if cred, err = authorized(u.ch, &tries); err != nil {
@@ -238,6 +242,11 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 				return nil, err
 			}
 			continue
+		case h.need != nil && s.challenge.Load() != nil && s.challenge.Load().status == http.StatusForbidden:
+			// More scopes than the connection holds: a step-up, which a
+			// person must grant (oauth.go).
+			h.syn.pool.drop(s)
+			return nil, h.stepUp(ctx, call, s.challenge.Load())
 		case s.unauthorized.Load():
 			h.syn.pool.drop(s)
 			if h.need != nil && rejected == "" {
@@ -395,6 +404,8 @@ func (h *Handler) open(callCtx context.Context, s *session, call *synth.Call, cr
 		switch {
 		case s.unauthorized.Load():
 			return &unauthorizedError{err, s.challenge.Load()}
+		case h.need != nil && s.challenge.Load() != nil && s.challenge.Load().status == http.StatusForbidden:
+			return &scopeError{err, s.challenge.Load()} // a step-up (oauth.go)
 		case late.Load():
 			return &lateError{err}
 		}

@@ -3,6 +3,8 @@ package mcpremote
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/mcpauth"
@@ -91,3 +93,33 @@ func bearer(tok string, call *synth.Call) httpspec.Credential {
 	call.Secrets.Add(tok)
 	return httpspec.Credential{Header: "Authorization", Value: "Bearer " + tok, Secret: tok}
 }
+
+// stepUp answers a 403 insufficient_scope to a connection's token: the
+// connection is told the scopes its server asked for (so that its next
+// authorization asks them: synth.ConnectionStepUp), and the call fails
+// connection-permission-missing — which a person cures by connecting again
+// (over MCP, the URL elicitation of the connect flow), not a retry. At
+// most once per call: nothing is sent again.
+func (h *Handler) stepUp(ctx context.Context, call *synth.Call, ch *challenge) error {
+	c, _ := mcpauth.ParseChallenge(ch.values)
+	if su, ok := call.Context.Connections.(synth.ConnectionStepUp); ok && len(c.Scopes) > 0 {
+		req := synth.ConnectionRequest{Name: h.auth.Connection, Need: *h.need, ToolID: h.toolID, Tenant: call.Context.Tenant, Person: call.Context.Person}
+		if err := su.StepUp(ctx, req, c.Scopes); err != nil {
+			return synth.HandlerError(ReasonRemoteUnauthorized, "the MCP server %s asks for more scopes than connection %q holds, and the connection could not be told so: connect it again", h.where(), h.auth.Connection)
+		}
+	}
+	e := synth.PreconditionFailed(synth.ReasonConnectionPermissionMissing,
+		"the MCP server %s asks for more scopes than the %s connection holds (insufficient_scope): connect it again to grant them (POST /v1/connections/%s/authorize)", h.where(), h.need.App, url.PathEscape(h.need.App))
+	e.Outside = call.Secrets.Redact(clip(strings.Join(c.Scopes, " ")))
+	return e
+}
+
+// scopeError is a session the server refused with 403 insufficient_scope
+// to a connection's token.
+type scopeError struct {
+	err error
+	ch  *challenge
+}
+
+func (e *scopeError) Error() string { return e.err.Error() }
+func (e *scopeError) Unwrap() error { return e.err }

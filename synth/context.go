@@ -50,6 +50,14 @@ type ConnectionSource interface {
 	AccessToken(ctx context.Context, req ConnectionRequest) (string, error)
 }
 
+// A ConnectionStepUp remembers scopes a server asked a connection for
+// beyond those granted (a remote MCP server's 403 insufficient_scope),
+// which the connection's next authorization asks. A ConnectionSource may
+// implement it (connections.Manager does).
+type ConnectionStepUp interface {
+	StepUp(ctx context.Context, req ConnectionRequest, scopes []string) error
+}
+
 // CallContext is what the kernel knows about one call: who it runs for and
 // the resolvers the handler may use. It is a plain struct so that a field
 // added later breaks no caller; the zero value is an attended call of tenant

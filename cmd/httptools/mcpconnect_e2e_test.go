@@ -30,7 +30,9 @@ type oauthMCP struct {
 	registrations    atomic.Int64
 	codes, refreshes atomic.Int64
 	mu               sync.Mutex
-	valid            map[string]bool // access tokens the MCP server takes
+	valid            map[string]string // access tokens the MCP server takes → their scopes
+	scopeOf          map[string]string // state or refresh token → the scopes asked
+	needWrite        atomic.Bool       // the MCP server wants tools.write too
 	challenges       map[string]string
 	asked            url.Values // the last authorization request
 	tokenAsked       url.Values // the last token request
@@ -40,7 +42,7 @@ type oauthMCP struct {
 }
 
 func newOAuthMCP(t *testing.T) *oauthMCP {
-	o := &oauthMCP{valid: map[string]bool{}, challenges: map[string]string{}}
+	o := &oauthMCP{valid: map[string]string{}, challenges: map[string]string{}, scopeOf: map[string]string{}}
 	gs := mcp.NewServer(&mcp.Implementation{Name: "vendor", Version: "1"}, nil)
 	gs.AddTool(&mcp.Tool{Name: "sum", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -57,8 +59,13 @@ func newOAuthMCP(t *testing.T) *oauthMCP {
 		}
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		o.mu.Lock()
-		ok := o.valid[tok]
+		scopes, ok := o.valid[tok]
 		o.mu.Unlock()
+		if ok && o.needWrite.Load() && !strings.Contains(scopes, "tools.write") {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="tools.read tools.write", resource_metadata="`+o.mcp.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o.mcp.URL+`/.well-known/oauth-protected-resource/mcp", scope="tools.read"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -99,6 +106,7 @@ func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.asked = q
 		o.challenges[q.Get("state")] = q.Get("code_challenge")
+		o.scopeOf[q.Get("state")] = q.Get("scope")
 		o.mu.Unlock()
 		back, _ := url.Parse(q.Get("redirect_uri"))
 		v := url.Values{"code": {"code-" + q.Get("state")}, "state": {q.Get("state")}, "iss": {o.as.URL}}
@@ -113,9 +121,11 @@ func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":"invalid_client"}`, 401)
 			return
 		}
+		var scopes string
 		switch r.PostForm.Get("grant_type") {
 		case "authorization_code":
 			state := strings.TrimPrefix(r.PostForm.Get("code"), "code-")
+			scopes = o.scopeOf[state]
 			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 			if o.challenges[state] == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != o.challenges[state] {
 				http.Error(w, `{"error":"invalid_grant"}`, 400)
@@ -124,15 +134,16 @@ func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
 			o.codes.Add(1)
 		case "refresh_token":
 			o.refreshes.Add(1)
+			scopes = o.scopeOf[r.PostForm.Get("refresh_token")]
 		default:
 			http.Error(w, `{"error":"unsupported_grant_type"}`, 400)
 			return
 		}
 		o.issued++
-		at := fmt.Sprintf("at-%d", o.issued)
-		o.valid[at] = true
-		writeJSONDoc(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fmt.Sprintf("rt-%d", o.issued),
-			"scope": "tools.read", "aud": o.mcp.URL + "/mcp"})
+		at, rt := fmt.Sprintf("at-%d", o.issued), fmt.Sprintf("rt-%d", o.issued)
+		o.valid[at], o.scopeOf[rt] = scopes, scopes
+		writeJSONDoc(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt,
+			"scope": scopes, "aud": o.mcp.URL + "/mcp"})
 	default:
 		http.NotFound(w, r)
 	}
@@ -141,7 +152,7 @@ func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
 // revoke makes the MCP server refuse every token issued so far.
 func (o *oauthMCP) revoke() {
 	o.mu.Lock()
-	o.valid = map[string]bool{}
+	o.valid = map[string]string{}
 	o.mu.Unlock()
 }
 
@@ -154,7 +165,11 @@ func (o *oauthMCP) revoke() {
 // answer's iss, and stores the connection; the call then runs with a
 // token the server takes. When the server refuses the token, the
 // connection is refreshed once and the call sent again. The token never
-// reaches the authorization server's endpoints (0 bearers there).
+// reaches the authorization server's endpoints (0 bearers there). When the
+// server asks for a scope the connection lacks (403 insufficient_scope),
+// the call fails once, connection-permission-missing, and the next
+// connection asks the scopes held and the new one (a step-up remembered
+// by the connection).
 func TestRemoteMCPBehindOAuth(t *testing.T) {
 	o := newOAuthMCP(t)
 	host := strings.TrimPrefix(o.mcp.URL, "http://")
@@ -214,6 +229,21 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 	if o.registrations.Load() != 1 || o.codes.Load() != 2 || o.refreshes.Load() != 1 || o.bearersAtAS.Load() != 0 || o.calls.Load() != 3 {
 		t.Errorf("registrations %d (want 1), codes %d (2), refreshes %d (1), bearer tokens at the authorization server %d (0), calls %d (3)",
 			o.registrations.Load(), o.codes.Load(), o.refreshes.Load(), o.bearersAtAS.Load(), o.calls.Load())
+	}
+	// The server asks for more (403 insufficient_scope): the call fails
+	// connection-permission-missing, nothing is retried, and connecting
+	// again asks the scopes held and the new one.
+	o.needWrite.Store(true)
+	calls := o.calls.Load()
+	if st, body := call("u1"); st != 409 && st != 403 || !strings.Contains(body, "connection-permission-missing") {
+		t.Errorf("a step-up: %d %s", st, body)
+	}
+	connect("u1")
+	o.mu.Lock()
+	stepped := o.asked.Get("scope")
+	o.mu.Unlock()
+	if st, body := call("u1"); st != 200 || stepped != "tools.read tools.write" || o.calls.Load() != calls+1 {
+		t.Errorf("after connecting with the scope asked: %d %s; asked %q; calls %d (want %d)", st, body, stepped, o.calls.Load(), calls+1)
 	}
 	// The connection is listed like any other, and the console offers
 	// the server among the apps to connect.

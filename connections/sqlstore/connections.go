@@ -13,17 +13,17 @@ import (
 
 // Connection rows: read, saved, updated under the row lock, revoked.
 
-const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated, lease_owner, lease_until`
+const connColumns = `id, tenant, app, owner, permissions, scopes, key_id, access_token, refresh_token, expiry, status, last_refresh, last_error, version, created, updated, lease_owner, lease_until, wanted_scopes`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func (s *SQLStore) scanConn(row scanner) (*connections.Record, error) {
 	var r connections.Record
-	var perms, scopes, keyID string
+	var perms, scopes, wanted, keyID string
 	var access, refresh []byte
 	var expiry, lastRefresh, created, updated, leaseUntil int64
 	err := row.Scan(&r.ID, &r.Tenant, &r.App, &r.Owner, &perms, &scopes, &keyID, &access, &refresh,
-		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated, &r.LeaseOwner, &leaseUntil)
+		&expiry, &r.Status, &lastRefresh, &r.LastError, &r.Version, &created, &updated, &r.LeaseOwner, &leaseUntil, &wanted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, connections.ErrNotFound
 	}
@@ -32,6 +32,7 @@ func (s *SQLStore) scanConn(row scanner) (*connections.Record, error) {
 	}
 	_ = json.Unmarshal([]byte(perms), &r.Permissions)
 	_ = json.Unmarshal([]byte(scopes), &r.Scopes)
+	_ = json.Unmarshal([]byte(wanted), &r.Wanted)
 	if r.AccessToken, err = s.open(keyID, access, "connection/"+r.ID+"/access"); err != nil {
 		return nil, err
 	}
@@ -123,16 +124,17 @@ func (s *SQLStore) updateLocked(ctx context.Context, tenant, app, owner string, 
 	}
 	perms, _ := json.Marshal(nonNil(next.Permissions))
 	scopes, _ := json.Marshal(nonNil(next.Scopes))
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO connections (`+connColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	wanted, _ := json.Marshal(nonNil(next.Wanted))
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO connections (`+connColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant, app, owner) DO UPDATE SET permissions = excluded.permissions, scopes = excluded.scopes,
 		key_id = excluded.key_id, access_token = excluded.access_token, refresh_token = excluded.refresh_token,
 		expiry = excluded.expiry, status = excluded.status, last_refresh = excluded.last_refresh,
 		last_error = excluded.last_error, version = excluded.version, updated = excluded.updated,
-		lease_owner = excluded.lease_owner, lease_until = excluded.lease_until`),
+		lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, wanted_scopes = excluded.wanted_scopes`),
 		next.ID, tenant, app, owner, string(perms), string(scopes), s.keys.KeyID(),
 		s.seal(next.AccessToken, "connection/"+next.ID+"/access"), s.seal(next.RefreshToken, "connection/"+next.ID+"/refresh"),
 		ms(next.Expiry), next.Status, ms(next.LastRefresh), next.LastError, next.Version, ms(next.Created), ms(next.Updated),
-		next.LeaseOwner, ms(next.LeaseUntil))
+		next.LeaseOwner, ms(next.LeaseUntil), string(wanted))
 	if err != nil {
 		return nil, nil, err
 	}

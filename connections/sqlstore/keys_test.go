@@ -99,7 +99,7 @@ func TestSessionsTableMadeBeforeTheMigration(t *testing.T) {
 	tok, _ := s.CreateSession(ctx, key, time.Hour)
 	// As the old service left it: the table there, the migration not run.
 	// (Migration 5 made console_sessions; what came after goes too.)
-	for _, stmt := range []string{`DELETE FROM schema_migrations WHERE version >= 5`, `DROP TABLE policies`, `DROP TABLE approvals`, `ALTER TABLE api_keys DROP COLUMN toolset`, `ALTER TABLE api_keys DROP COLUMN unattended_tools`, `DROP TABLE calls`, `DROP TABLE kept_results`} {
+	for _, stmt := range []string{`DELETE FROM schema_migrations WHERE version >= 5`, `DROP TABLE policies`, `DROP TABLE approvals`, `ALTER TABLE api_keys DROP COLUMN toolset`, `ALTER TABLE api_keys DROP COLUMN unattended_tools`, `DROP TABLE calls`, `DROP TABLE kept_results`, `ALTER TABLE connections DROP COLUMN wanted_scopes`} {
 		if _, err := s.DB().Exec(stmt); err != nil {
 			t.Fatal(err)
 		}

@@ -130,6 +130,9 @@ var migrations = []string{
 		body TEXT NOT NULL,
 		expires BIGINT NOT NULL
 	)`,
+	// The scopes a remote MCP server asked a connection for beyond those
+	// granted (a step-up), asked on its next authorization.
+	`ALTER TABLE connections ADD COLUMN wanted_scopes TEXT NOT NULL DEFAULT '[]'`,
 }
 
 func (s *SQLStore) migrate(ctx context.Context) error {
