@@ -136,3 +136,15 @@ func (f *Flow) Authorize(ctx context.Context, r *Request) (string, error) {
 	f.held[flowKey(r)] = &grant{d: d, client: client, tok: tok, scopes: p.Scopes}
 	return tok.AccessToken, nil
 }
+
+// Granted says whether the flow holds a token, and the scopes asked for
+// the tokens it holds (httptools import mcp writes them as the
+// connection's permissions).
+func (f *Flow) Granted() (scopes []string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, g := range f.held {
+		scopes, ok = Union(scopes, g.scopes), true
+	}
+	return scopes, ok
+}

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -263,12 +264,29 @@ func (h *Handler) listed(ctx context.Context, cc synth.CallContext) (*listing, e
 			return nil, err
 		}
 	}
-	s, err := h.syn.pool.get(ctx, h.key(cc.Tenant, cred), func(s *session) error { return h.open(ctx, s, call, cred) })
-	if err != nil {
-		return nil, h.openError(err, call)
+	if h.oauth() {
+		if cred, err = h.heldToken(ctx, call); err != nil {
+			return nil, err
+		}
 	}
-	defer s.done()
-	return h.listingOf(ctx, s)
+	var tries oauthTries
+	for {
+		s, err := h.syn.pool.get(ctx, h.key(cc.Tenant, cred), func(s *session) error { return h.open(ctx, s, call, cred) })
+		var u *unauthorizedError
+		if err != nil && errors.As(err, &u) && u.ch != nil && h.oauth() {
+			// A server behind OAuth (import mcp, validate --remote):
+			// authorized as a call is, at most once, then listed again.
+			if cred, err = h.authorize(ctx, call, u.ch, &tries); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, h.openError(err, call)
+		}
+		defer s.done()
+		return h.listingOf(ctx, s)
+	}
 }
 
 // PinKey is the member of a manifest's metadata that holds the remote

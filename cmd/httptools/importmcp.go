@@ -26,6 +26,7 @@ import (
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/httpspec"
+	"github.com/httptools/httptools/mcpauth"
 	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/openapi"
 	"github.com/httptools/httptools/synth"
@@ -41,6 +42,8 @@ type mcpImport struct {
 	auth     *httpspec.Authorization // nil: the server needs none
 	need     string                  // --connection: the connection the manifests send, "" for none
 	app      string                  // the server's discovered app, mcp:URL, for need
+	scopes   []string                // the connection's permissions: the scopes the listing was authorized with
+	oauth    *oauthFlags             // how a server behind OAuth is authorized to list
 }
 
 func importMCP(args []string, stdout, stderr io.Writer) int {
@@ -50,7 +53,10 @@ array, or one ID.json per tool with --out. URL is mcp+http://HOST/PATH (streamab
 an https:// URL (streamable HTTP), or mcp+stdio:///ABSOLUTE/COMMAND ARG… (started to list, as validate --remote does).
 Each manifest names the remote tool in its endpoint's fragment and pins what a model reads of it (metadata.mcpTool),
 which validate --remote compares with the server's listing. A tool that cannot be written is skipped with its reason;
-the import ends with "N tools: M written, K skipped (reasons: …)". A server that answers 401 needs --bearer-secret.`)
+the import ends with "N tools: M written, K skipped (reasons: …)". A server that answers 401 is authorized as
+httptools call does (its OAuth discovered; the authorization URL followed, or printed for a person to open), and the
+manifests then send a connection of the server's own OAuth (--connection, default "server"), with the scopes granted;
+--bearer-secret lists with a token you hold instead.`)
 	out := fs.String("out", "", "write one ID.json per tool into this folder (default: print a JSON array)")
 	prefix := fs.String("prefix", "", "tool id prefix (default: from the server's host)")
 	bearer := fs.String("bearer-secret", "", "list with the token in secret ENV/NAME ($HTTPTOOLS_SECRET_<ENV>_<NAME>) as a bearer, and write it as the tools' authorization")
@@ -59,6 +65,8 @@ the import ends with "N tools: M written, K skipped (reasons: …)". A server th
 	fs.Var(&allow, "allow-cidr", "let the listing reach this range despite the SSRF guard, e.g. 127.0.0.0/8 (repeatable)")
 	var plain stringsFlag
 	fs.Var(&plain, "mcp-plain-http", "reach this host over plain http (repeatable)")
+	var oauth oauthFlags
+	oauth.register(fs)
 	pos, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
@@ -72,6 +80,7 @@ the import ends with "N tools: M written, K skipped (reasons: …)". A server th
 		fmt.Fprintln(stderr, "httptools import mcp:", err)
 		return 2
 	}
+	imp.oauth = &oauth
 	tools, err := imp.list(allow, plain, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools import mcp:", err)
@@ -198,7 +207,27 @@ func (imp *mcpImport) list(allow cidrFlags, plain stringsFlag, stderr io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	rc := newRemoteCheck(allow, plain, stderr)
+	var flow *mcpauth.Flow
+	var stops []func()
+	var authorizer func(*fetch.Client) mcpauth.Authorizer
+	if imp.auth == nil && imp.host != "" && imp.oauth != nil {
+		// A server behind OAuth is authorized as httptools call does.
+		authorizer = func(client *fetch.Client) mcpauth.Authorizer {
+			f, stop, err := imp.oauth.authorizer(client, plain, stderr)
+			if err != nil {
+				return nil
+			}
+			stops = append(stops, stop)
+			flow = f
+			return f
+		}
+	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	rc := newRemoteCheckAuth(allow, plain, stderr, authorizer)
 	defer rc.close()
 	t, err := rc.loader.Load(src)
 	if err != nil {
@@ -216,6 +245,16 @@ func (imp *mcpImport) list(allow cidrFlags, plain stringsFlag, stderr io.Writer)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the tools of %s: %w", imp.where, err)
+	}
+	if flow != nil {
+		if scopes, ok := flow.Granted(); ok {
+			// Listed with the server's own OAuth: the manifests send a
+			// connection of it, with the scopes it granted.
+			if imp.need == "" {
+				imp.need = "server"
+			}
+			imp.scopes = scopes
+		}
 	}
 	return tools, nil
 }
@@ -304,7 +343,7 @@ func (imp *mcpImport) manifest(t *mcp.Tool, id string) (openapi.Manifest, *skip)
 	switch {
 	case imp.need != "":
 		m.Spec = &mcpremote.Spec{Kind: "mcp", Authorization: &httpspec.Authorization{Kind: httpspec.AuthConnection, Connection: imp.need}}
-		m.NeedsSpec = &synth.NeedsSpec{Connections: map[string]synth.ConnectionNeed{imp.need: {App: imp.app, Permissions: []string{}, As: synth.AsPerson}}}
+		m.NeedsSpec = &synth.NeedsSpec{Connections: map[string]synth.ConnectionNeed{imp.need: {App: imp.app, Permissions: append([]string{}, imp.scopes...), As: synth.AsPerson}}}
 	case imp.auth != nil:
 		m.Spec = &mcpremote.Spec{Kind: "mcp", Authorization: imp.auth}
 	}

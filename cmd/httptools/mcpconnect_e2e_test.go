@@ -267,3 +267,40 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 		t.Errorf("the console's connections page does not offer %s", app)
 	}
 }
+
+// TestImportMCPBehindOAuth: import mcp of a server behind OAuth is
+// authorized as call does (discovered, registered once, the authorization
+// URL followed headlessly), and writes manifests that send a connection of
+// the server's own OAuth (app mcp:URL) with the scopes granted; serve then
+// connects a person to it and the imported tool runs.
+func TestImportMCPBehindOAuth(t *testing.T) {
+	o := newOAuthMCP(t)
+	host := strings.TrimPrefix(o.mcp.URL, "http://")
+	dir := t.TempDir()
+	_, stderr, rc := runCLI(t, append([]string{"import", "mcp", "mcp+http://" + host + "/mcp", "--prefix", "vendor", "--out", dir}, local...)...)
+	ms := readManifests(t, dir)
+	if rc != 0 || len(ms) != 1 || o.registrations.Load() != 1 || o.codes.Load() != 1 {
+		t.Fatalf("import: rc %d, %d manifests, %d registrations, %d codes\n%s", rc, len(ms), o.registrations.Load(), o.codes.Load(), stderr)
+	}
+	app := "mcp:" + o.mcp.URL + "/mcp"
+	need, _ := json.Marshal(ms["vendor.sum"]["needsSpec"])
+	if string(need) != `{"connections":{"server":{"app":"`+app+`","as":"person","permissions":["tools.read"]}}}` {
+		t.Errorf("needsSpec %s", need)
+	}
+	state := t.TempDir()
+	p := startServe(t, e2eEnv, "--tools", dir, "--db", "sqlite:"+filepath.Join(state, "serve.db"), "--addr", "127.0.0.1:0",
+		"--allow-cidr", "127.0.0.1/32", "--mcp-plain-http", "127.0.0.1")
+	st, body := p.do(t, p.key, "POST", "/v1/connections/"+url.PathEscape(app)+"/authorize", `{"as":"person","person":"u1"}`)
+	var a struct{ URL string }
+	if json.Unmarshal([]byte(body), &a); st != 200 || a.URL == "" {
+		t.Fatalf("authorize: %d %s", st, body)
+	}
+	resp, err := http.Get(a.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if st, body := p.do(t, p.key, "POST", "/v1/tools/vendor.sum/invoke", `{"input":{"a":1,"b":2},"context":{"person":"u1"}}`); st != 200 || !strings.Contains(body, `"sum":3`) {
+		t.Errorf("the imported tool through serve: %d %s", st, body)
+	}
+}

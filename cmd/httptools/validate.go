@@ -14,7 +14,8 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/fetch"
-	"github.com/httptools/httptools/httpspec"  // the "http" kind
+	"github.com/httptools/httptools/httpspec" // the "http" kind
+	"github.com/httptools/httptools/mcpauth"
 	"github.com/httptools/httptools/mcpremote" // the "mcp" kind
 	"github.com/httptools/httptools/synth"
 )
@@ -94,9 +95,19 @@ type remoteCheck struct {
 }
 
 func newRemoteCheck(allow cidrFlags, plain stringsFlag, stderr io.Writer) *remoteCheck {
+	return newRemoteCheckAuth(allow, plain, stderr, nil)
+}
+
+// newRemoteCheckAuth is newRemoteCheck whose servers behind OAuth are
+// authorized by authorizer's Authorizer (nil: none).
+func newRemoteCheckAuth(allow cidrFlags, plain stringsFlag, stderr io.Writer, authorizer func(*fetch.Client) mcpauth.Authorizer) *remoteCheck {
 	client := fetch.NewClient(fetch.Config{AllowCIDRs: allow, UserAgent: httpspec.UserAgent,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	syn := mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: plain})
+	cfg := mcpremote.Config{Client: client, PlainHTTP: plain}
+	if authorizer != nil {
+		cfg.Authorizer = authorizer(client)
+	}
+	syn := mcpremote.NewSynthesizer(cfg)
 	reg := &synth.Registry{}
 	reg.MustRegister(httpspec.Kind, httpspec.NewSynthesizer(client))
 	reg.MustRegister(synth.KindMCP, syn)
