@@ -92,6 +92,41 @@ type Manager struct {
 	failures sync.Map
 	idOnce   sync.Once
 	id       string // this manager's lease owner id
+
+	// stopped ends the writers that retry a store write in the background
+	// (keep, retryRecordFailure): Close.
+	stopOnce, closeOnce sync.Once
+	stopped             chan struct{}
+	writers             sync.WaitGroup
+}
+
+// done is closed by Close.
+func (m *Manager) done() chan struct{} {
+	m.stopOnce.Do(func() { m.stopped = make(chan struct{}) })
+	return m.stopped
+}
+
+// Close stops the manager's background writers (a refreshed token or a
+// failed refresh the store did not take, retried until it does) and waits
+// for them to end (a write under way ends within RefreshTimeout). Call
+// Flush first to write what they hold; what they still hold is lost, and
+// other replicas then wait at most InterruptedWait for it. The manager
+// must not be used after.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() { close(m.done()) })
+	m.writers.Wait()
+}
+
+// pause waits d, or until Close: false when closed.
+func (m *Manager) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-m.done():
+		return false
+	}
 }
 
 var _ synth.ConnectionSource = (*Manager)(nil)

@@ -416,9 +416,13 @@ func (m *Manager) retryRecordFailure(key string, f *failedRefresh) {
 		return // a writer is running
 	}
 	start := time.Now() // real time: an injected clock may stand still
+	m.writers.Add(1)
 	go func() {
+		defer m.writers.Done()
 		for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-			time.Sleep(wait)
+			if !m.pause(wait) {
+				return // closed
+			}
 			v, ok := m.failures.Load(key)
 			if !ok {
 				return // written by Flush
@@ -474,10 +478,14 @@ func (m *Manager) keep(key string, rec *Record, cause error) {
 	}
 	m.logger().Warn("a refreshed token could not be stored; it is served from memory and its write retried",
 		"app", rec.App, "tenant", rec.Tenant, "error", words(cause))
+	m.writers.Add(1)
 	go func() {
+		defer m.writers.Done()
 		wait := 50 * time.Millisecond
 		for {
-			time.Sleep(wait)
+			if !m.pause(wait) {
+				return // closed
+			}
 			p := m.pendingOf(key)
 			if p == nil {
 				return

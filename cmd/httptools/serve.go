@@ -187,6 +187,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 					log.Error("a refreshed token held in memory could not be stored; its connection may need to be reconnected", "error", err.Error())
 				}
 				cancel()
+				mgr.Close() // its background writers end
 			}
 			log.Info("stopped")
 			return 0
