@@ -30,31 +30,7 @@ import (
 )
 
 // syncBuffer is a log sink several goroutines write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// Take returns what was written and empties the buffer.
-func (s *syncBuffer) Take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.b.String()
-	s.b.Reset()
-	return out
-}
+type syncBuffer = testkit.Buffer
 
 // fanout sends every record to several handlers.
 type fanout []slog.Handler

@@ -162,7 +162,7 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 		})
 	}
 	// B, while A's 50 wait on the slow upstream.
-	waitUntil(t, func() bool { return fr.slowCalls.Load() >= 50 })
+	testkit.WaitFor(t, "50 slow calls in flight", func() bool { return fr.slowCalls.Load() >= 50 })
 	okB := 0
 	for range 100 {
 		if st, body, _, err := fr.invoke(fr.keyB, "t.fast"); err != nil || st != 200 {
@@ -232,7 +232,7 @@ func TestDefaultSharesLetAnotherTenantReachTheSameSlowAPI(t *testing.T) {
 			for range 30 {
 				wg.Go(func() { call(fr.keyA, statusA) })
 			}
-			waitUntil(t, func() bool {
+			testkit.WaitFor(t, "the calls to settle", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return fr.slowCalls.Load() == 10 && statusA[429] == 20
@@ -242,7 +242,7 @@ func TestDefaultSharesLetAnotherTenantReachTheSameSlowAPI(t *testing.T) {
 			}
 			if c.bReach > 0 {
 				// An event to wait for, however loaded the machine.
-				waitUntil(t, func() bool { return fr.slowCalls.Load()-10 >= c.bReach })
+				testkit.WaitFor(t, "tenant B's calls in flight", func() bool { return fr.slowCalls.Load()-10 >= c.bReach })
 			} else {
 				// None may arrive: give them time to (a loaded machine
 				// can only make this pass wrongly, never fail).
@@ -275,11 +275,6 @@ func (fr *fairRig) callTool(t testing.TB, key, tool string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-func waitUntil(t testing.TB, cond func() bool) {
-	t.Helper()
-	testkit.WaitFor(t, "the condition", cond)
 }
 
 func grep(s, word string) string {
@@ -330,7 +325,7 @@ func BenchmarkFairness(b *testing.B) {
 				}
 			})
 		}
-		waitUntil(b, func() bool { return fr.slowCalls.Load() >= 50 })
+		testkit.WaitFor(b, "50 slow calls in flight", func() bool { return fr.slowCalls.Load() >= 50 })
 		flooded := p99(fr)
 		close(stop)
 		b.ReportMetric(float64(alone.Microseconds())/1000, "ms-p99-B-alone")
@@ -378,7 +373,7 @@ func TestTenantShareOfTheBudget(t *testing.T) {
 			statusA <- st
 		})
 	}
-	waitUntil(t, func() bool { return fr.dripStarted.Load() >= 1 })
+	testkit.WaitFor(t, "the drip to start", func() bool { return fr.dripStarted.Load() >= 1 })
 	done := make(chan int, 1)
 	go func() {
 		st, _, _, _ := fr.invoke(fr.keyB, "t.big")

@@ -58,6 +58,15 @@ func (b *Buffer) String() string {
 	return b.b.String()
 }
 
+// Take returns what was written and empties the buffer.
+func (b *Buffer) Take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.b.String()
+	b.b.Reset()
+	return out
+}
+
 // HostileUpstream is a server on 127.0.0.1 that answers every request with
 // Head, written byte for byte, and then either floods the connection with
 // 64 KiB blocks (Flood) or stays silent, until the client hangs up or Hold
