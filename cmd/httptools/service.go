@@ -332,11 +332,11 @@ func (f *serviceFlags) build(ctx context.Context, p *plan, store *sqlstore.SQLSt
 			// One process embeds a SQLite store: a lease it did not take
 			// was an earlier process's, whose outcome nobody can store.
 			SoleReplica: strings.HasPrefix(f.db, "sqlite:")}
-	}
-	var oidcCfg *server.OIDC
 		// Remote MCP servers' authorization, found for each (mcpconnect.go).
 		mgr.OnRefresh = metrics.Refreshed
 		mgr.Discover = connector(p.client, f.plainHTTP, p.apps, store, public, func() *server.Toolset { return srv.Tools() }).Provider
+	}
+	var oidcCfg *server.OIDC
 	if f.oidc != "" {
 		var err error
 		if oidcCfg, err = server.LoadOIDC(f.oidc, public+"/mcp"); err != nil {
