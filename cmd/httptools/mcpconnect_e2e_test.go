@@ -118,7 +118,7 @@ func (o *oauthMCP) serveAS(w http.ResponseWriter, r *http.Request) {
 		defer o.mu.Unlock()
 		o.tokenAsked = r.PostForm
 		if r.PostForm.Get("client_id") != "dyn-1" || r.PostForm.Get("client_secret") != "dyn-secret" {
-			http.Error(w, `{"error":"invalid_client"}`, 401)
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
 			return
 		}
 		var scopes string
