@@ -47,7 +47,7 @@ type mcpImport struct {
 }
 
 func importMCP(args []string, stdout, stderr io.Writer) int {
-	fs := newCommand("import mcp", "import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME] [--allow-cidr CIDR]… [--mcp-plain-http HOST]…",
+	fs := newCommand("import mcp", "import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME] [--allow-cidr CIDR]… [--mcp-plain-http HOST]… [--oauth-client-id ID --oauth-client-secret-env VAR] [--oauth-client-metadata-url URL] [--apps FILE]",
 		`List the tools of a remote MCP server (every page of tools/list) and write one manifest per tool: printed as a JSON
 array, or one ID.json per tool with --out. URL is mcp+http://HOST/PATH (streamable HTTP over https), mcp+sse://HOST/PATH,
 an https:// URL (streamable HTTP), or mcp+stdio:///ABSOLUTE/COMMAND ARG… (started to list, as validate --remote does).

@@ -55,6 +55,7 @@ Usage:
 
   httptools import mcp URL [--out DIR] [--prefix P] [--bearer-secret ENV/NAME] [--connection NAME]
                  [--allow-cidr CIDR]… [--mcp-plain-http HOST]…
+                 [--oauth-client-id ID --oauth-client-secret-env VAR] [--oauth-client-metadata-url URL] [--apps FILE]
       Write one manifest per tool a remote MCP server lists, each pinning what
       a model reads of its tool; validate --remote reports any drift from it.
 
