@@ -202,35 +202,11 @@ func suggest(name string, names []string) string {
 		if fold(n) == fold(name) {
 			return n
 		}
-		if d := editDistance(strings.ToLower(n), strings.ToLower(name)); d < bestD {
+		if d := synth.EditDistance(strings.ToLower(n), strings.ToLower(name)); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64 // too far to be a slip
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // noBody reads the body of a route that takes none (approve, deny, the

@@ -28,16 +28,17 @@ func Closest(name string, known []string) string {
 		if strings.EqualFold(k, name) {
 			return k
 		}
-		if d := editDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD {
+		if d := EditDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b, in bytes; names
-// longer than 64 bytes are too far apart to be a slip.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, in bytes; names
+// longer than 64 bytes are too far apart to be a slip (64). Every spelling
+// suggestion of the project measures with it.
+func EditDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}
