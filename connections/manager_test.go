@@ -26,23 +26,6 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a fake OAuth provider, a fake API that accepts only the provider's
 // live access tokens, a store and a manager.
 type env struct {
@@ -52,12 +35,12 @@ type env struct {
 	mu       sync.Mutex
 	seen     []string // bearer tokens the API received
 	apps     Apps
-	clock    *clock
+	clock    *testkit.Clock
 	loader   *synth.Loader
 }
 
 func newEnv(t *testing.T) *env {
-	e := &env{provider: toolstest.NewOAuthProvider(), clock: &clock{t: time.Now()}}
+	e := &env{provider: toolstest.NewOAuthProvider(), clock: testkit.NewClock()}
 	t.Cleanup(e.provider.Close)
 	e.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.apiCalls.Add(1)

@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/httptools/httptools/internal/testkit"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,33 +139,12 @@ func approvalOf(rp reply) string {
 	return id
 }
 
-// testClock is a server's clock that moves only when a test moves it.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: time.Now()} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Add moves the clock on by d.
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // TestExpiredApprovalsAreRefused: an approval approved in its time and
 // used past it is refused ("it expired"), and a request approved past its
 // time is refused 409: 0 upstream requests. The server's clock is moved
 // past the expiry, not waited for.
 func TestExpiredApprovalsAreRefused(t *testing.T) {
-	clock := newTestClock()
+	clock := testkit.NewClock()
 	r := newGuardedRig(t, time.Minute, func(c *Config) { c.Now = clock.Now })
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
 	start := r.upCalls.Load()
@@ -175,7 +154,7 @@ func TestExpiredApprovalsAreRefused(t *testing.T) {
 		t.Fatalf("approving in time: %d %s", rp.status, rp.raw)
 	}
 	stale := approvalOf(r.callGuarded(t, service, `{"a":5}`, `{"person":"u1","unattended":true}`))
-	clock.Add(time.Minute)
+	clock.Advance(time.Minute)
 	if got := r.callGuarded(t, service, `{"a":4}`, `{"person":"u1","unattended":true,"approval":"`+late+`"}`).raw; !strings.Contains(got, "it expired") {
 		t.Errorf("an expired approval: %s", got)
 	}
@@ -187,7 +166,7 @@ func TestExpiredApprovalsAreRefused(t *testing.T) {
 	}
 	// A minute less a millisecond: still in time.
 	fresh := approvalOf(r.callGuarded(t, service, `{"a":6}`, `{"person":"u1","unattended":true}`))
-	clock.Add(time.Minute - time.Millisecond)
+	clock.Advance(time.Minute - time.Millisecond)
 	if rp := r.do(t, r.keyA, "POST", "/v1/approvals/"+fresh+"/approve", ""); rp.status != 204 {
 		t.Errorf("approving a millisecond before the expiry: %d %s", rp.status, rp.raw)
 	}
@@ -226,7 +205,7 @@ func TestApprovalsInTheConsole(t *testing.T) {
 // TestApprovalsListSaysExpired: an approval past its time is listed as
 // expired, on REST and the console, and can be decided no more.
 func TestApprovalsListSaysExpired(t *testing.T) {
-	clock := newTestClock()
+	clock := testkit.NewClock()
 	r := newRig(t, func(c *Config) {
 		c.UI = true
 		c.Approvals = c.Store.(ApprovalStore)
@@ -234,7 +213,7 @@ func TestApprovalsListSaysExpired(t *testing.T) {
 	})
 	service, _, _ := r.store.CreateAPIKey(context.Background(), "tenant-a", auth.RoleService, "")
 	r.do(t, service, "POST", "/v1/tools/t.mail/invoke", `{"input":{},"context":{"person":"u1","unattended":true}}`)
-	clock.Add(DefaultApprovalTTL)
+	clock.Advance(DefaultApprovalTTL)
 	if got := r.do(t, r.keyA, "GET", "/v1/approvals", "").raw; !strings.Contains(got, `"state":"expired"`) {
 		t.Errorf("GET /v1/approvals: %s", got)
 	}

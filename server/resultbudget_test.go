@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,20 +18,6 @@ import (
 	"github.com/httptools/httptools/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// issuesAnswer is an API's list of n issues of about 1 KiB each.
-func issuesAnswer(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"total":` + strconv.Itoa(n) + `,"issues":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"number":%d,"title":"Issue %d: the list is slow","body":%q,"labels":["bug","p2"]}`, i+1, i+1, strings.Repeat("ünïcode words ", 70))
-	}
-	b.WriteString("]}")
-	return []byte(b.String())
-}
 
 // TestResultBudgetFitsEveryAnswer: answers of 10 KB to 8 MB give a model at
 // most the call's budget of text (the answer's part inside the boundary
@@ -52,7 +37,7 @@ func TestResultBudgetFitsEveryAnswer(t *testing.T) {
 	sizes := map[string]int{"10k": 10, "100k": 100, "1m": 1000, "8m": 7000}
 	answers := map[string][]byte{}
 	for name, n := range sizes {
-		answers[name] = issuesAnswer(n)
+		answers[name] = testkit.IssuesAnswer(n)
 	}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -169,7 +154,7 @@ func TestKeptAnswersExpire(t *testing.T) {
 		c.Budget = mem
 		c.ResultKeep = 50 * time.Millisecond
 	})
-	small, big := issuesAnswer(20), issuesAnswer(1200)
+	small, big := testkit.IssuesAnswer(20), testkit.IssuesAnswer(1200)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/big" {
 			w.Write(big)
@@ -238,7 +223,7 @@ func textOf(res *mcp.CallToolResult) string {
 // GET /v1/results/{id} gives back byte for byte to the same key only.
 func TestRESTResultBudgetOnRequest(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.ResultBudgets = ResultBudgets{Default: 5000} })
-	answer := issuesAnswer(300)
+	answer := testkit.IssuesAnswer(300)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write(answer) }))
 	t.Cleanup(up.Close)
 	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "i.json"), []byte(`{"id":"t.i","description":"Issues.","version":"1.0.0","mutating":false,
@@ -343,7 +328,7 @@ func TestImageOverBudgetIsALink(t *testing.T) {
 // that made the call only (another tenant's key: 0 reads). Without the
 // store, the other replica reads nothing.
 func TestKeptAnswersReadOnAnyReplica(t *testing.T) {
-	answer := issuesAnswer(200)
+	answer := testkit.IssuesAnswer(200)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write(answer) }))
 	t.Cleanup(up.Close)
 	for _, shared := range []bool{true, false} {

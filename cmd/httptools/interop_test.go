@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/httptools/httptools/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -93,7 +93,7 @@ func TestNodeInterop(t *testing.T) {
 			rw.Write([]byte(interopPNG))
 			return
 		}
-		rw.Write(issuesAnswer(300))
+		rw.Write(testkit.IssuesAnswer(300))
 	}))
 	t.Cleanup(issues.Close)
 	os.WriteFile(filepath.Join(w.tools, "image.json"), []byte(`{"id":"t.image","description":"A picture.","version":"1.0.0","mutating":false,"input":{"type":"object"},"output":{},
@@ -234,17 +234,3 @@ func policyMatrix(t *testing.T, p *proc, tools, state, allFile string) string {
 
 // interopPNG is the bytes t.image answers.
 const interopPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
-
-// issuesAnswer is an API's list of n issues of about 1 KiB each.
-func issuesAnswer(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"total":` + strconv.Itoa(n) + `,"issues":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"number":%d,"title":"Issue %d: the list is slow","body":%q}`, i+1, i+1, strings.Repeat("ünïcode words ", 70))
-	}
-	b.WriteString("]}")
-	return []byte(b.String())
-}

@@ -10,8 +10,11 @@ package testkit
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,4 +139,44 @@ func (u *HostileUpstream) serve(c net.Conn, head string, flood bool, hold time.D
 			return
 		}
 	}
+}
+
+// Clock is a clock that moves only when the test moves it (Advance): a
+// Manager's or a Server's Now.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock is a Clock at the time now.
+func NewClock() *Clock { return &Clock{t: time.Now()} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// IssuesAnswer is an API's list of n issues of about 1 KiB each, as JSON
+// ({"total":n,"issues":[…]}, multi-byte characters in every body): an
+// answer over a model's result budget.
+func IssuesAnswer(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"total":` + strconv.Itoa(n) + `,"issues":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"number":%d,"title":"Issue %d: the list is slow","body":%q,"labels":["bug","p2"]}`, i+1, i+1, strings.Repeat("ünïcode words ", 70))
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
 }
