@@ -173,20 +173,15 @@ func (c *resultCut) notice(tool string) string {
 		fmt.Fprintf(&b, "[httptools] The answer of %s is %s of %d bytes, over this call's result budget of %d characters: it is not included.", tool, c.media, c.Chars, c.Budget)
 	} else {
 		fmt.Fprintf(&b, "[httptools] The answer of %s was cut to fit this call's result budget of %d characters; the whole is %d characters.", tool, c.Budget, c.Chars)
-		var lists, strs int
-		var first string
+		lists := 0
 		for _, k := range c.Cuts {
 			if k.Kind == "string" {
-				strs++
 				continue
 			}
 			if lists < 3 {
 				fmt.Fprintf(&b, " %s keeps %d of its %d items.", pointerName(k.Path), k.Kept, k.Total)
 			}
 			lists++
-			if first == "" {
-				first = k.Path
-			}
 		}
 		if other := c.CutCount - min(lists, 3); other > 0 {
 			fmt.Fprintf(&b, " %d other arrays, objects or strings were cut (long strings end with their length).", other)
