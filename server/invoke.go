@@ -45,7 +45,7 @@ func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
 	var cut *resultCut
 	if limit > 0 && err == nil {
 		out := *res
-		out.Output, cut, err = s.cutAnswer(r.Context(), c.tenant, res.Output, res.MediaType, limit, 0)
+		out.Output, cut, err = s.cutAnswer(r.Context(), c.tenant, res.Output, res.MediaType, limit, 0, false)
 		res = &out
 	}
 	writeInvoke(w, sink, c, res, cut, err, s.cfg.Logger)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,11 +98,19 @@ func (s *Server) fitResult(ctx context.Context, r mcpResult, tenant string) mcpR
 	if n == 0 || r.isError || r.ask != nil || r.output == nil {
 		return r
 	}
+	// Most answers are far within the budget: that is decided from the
+	// length alone, before a frame is built or a rune counted, on every
+	// call's path. A byte of the output is at most 3 characters of the
+	// text (a 2-byte NEL is escaped in 6), and the frame is under 256
+	// characters beside the tool's name and its marker twice.
+	if r.media == "" && 3*len(r.output)+len(r.tool)+2*len(r.marker)+256 <= n {
+		return r
+	}
 	frame := 0
 	if r.outside {
 		frame = len(frameOutside(r.tool, r.marker, ""))
 	}
-	out, c, err := s.cutAnswer(ctx, tenant, r.output, r.media, n, frame)
+	out, c, err := s.cutAnswer(ctx, tenant, r.output, r.media, n, frame, r.outside)
 	if err != nil {
 		return mcpResult{errText: err.Error(), isError: true, tool: r.tool}
 	}
@@ -111,21 +120,46 @@ func (s *Server) fitResult(ctx context.Context, r mcpResult, tenant string) mcpR
 	return r
 }
 
+// textChars is how many characters output is as the text a model reads:
+// inside the outside-data boundary, each line separator is written as a
+// six-character escape (escapeLineSeparators).
+func textChars(output []byte, outside bool) int {
+	n := utf8.RuneCount(output)
+	if outside {
+		for _, sep := range [...]string{"\u2028", "\u2029", "\u0085"} {
+			n += 5 * bytes.Count(output, []byte(sep))
+		}
+	}
+	return n
+}
+
 // cutAnswer cuts output (of media type media, "" for JSON) to n characters
-// less frame, keeping the whole for the caller of ctx; a nil cut when it
-// fits. A media answer over n is cut to "": its bytes are the link's.
-func (s *Server) cutAnswer(ctx context.Context, tenant string, output []byte, media string, n, frame int) ([]byte, *resultCut, error) {
-	if media == "" && frame+utf8.RuneCount(output) <= n || media != "" && len(output) <= n {
+// less frame (outside: framed as outside data), keeping the whole for the
+// caller of ctx; a nil cut when it fits. A media answer over n is cut to
+// "": its bytes are the link's.
+func (s *Server) cutAnswer(ctx context.Context, tenant string, output []byte, media string, n, frame int, outside bool) ([]byte, *resultCut, error) {
+	chars := textChars(output, outside)
+	if media == "" && frame+chars <= n || media != "" && len(output) <= n {
 		return output, nil, nil // a media block is not text: within the budget it goes whole
 	}
-	c := &resultCut{Budget: n, Chars: utf8.RuneCount(output), media: media}
+	c := &resultCut{Budget: n, Chars: chars, media: media}
 	whole := output
 	if media == "" {
-		fit, err := trim.Fit(output, n-frame-noticeRoom)
-		if err != nil {
-			return nil, nil, errors.New("the answer could not be cut to the result budget: " + err.Error())
+		// trim.Fit counts bytes; the escapes of line separators make more
+		// characters than bytes: fitted again, smaller, until the text fits.
+		room := n - frame - noticeRoom
+		for size := room; ; {
+			fit, err := trim.Fit(whole, size)
+			if err != nil {
+				return nil, nil, errors.New("the answer could not be cut to the result budget: " + err.Error())
+			}
+			output, c.Cuts, c.CutCount = fit.JSON, fit.Cuts, fit.CutCount
+			over := textChars(output, outside) - room
+			if over <= 0 {
+				break
+			}
+			size -= over
 		}
-		output, c.Cuts, c.CutCount = fit.JSON, fit.Cuts, fit.CutCount
 	} else {
 		output = []byte(`""`) // the bytes are the link's, not structuredContent's
 	}

@@ -414,3 +414,43 @@ func restGet(t *testing.T, url, key string) string {
 	}
 	return b.String()
 }
+
+// TestBudgetCountsEscapedLineSeparators: inside the outside-data boundary
+// each line separator of an answer is written as a six-character escape;
+// the budget counts the text so written. An answer of 600 U+2028 (1,800
+// bytes, 600 runes, 3,600 characters framed) and one of 3,000 are both
+// held to 2,000 characters, on both paths.
+func TestBudgetCountsEscapedLineSeparators(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ResultBudgets = ResultBudgets{Default: MinResultBudget} })
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"s":"` + strings.Repeat("\u2028", n) + `"}`))
+	}))
+	t.Cleanup(up.Close)
+	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "sep.json"), []byte(`{"id":"t.sep","description":"Separators.","version":"1.0.0","mutating":false,
+		"input":{"type":"object","properties":{"n":{"type":"string"}}},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/{n}"}}`), 0o644)
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := mcpSession(t, r.http.URL, r.keyA)
+	within := 0
+	for _, fast := range []bool{true, false} {
+		r.srv.noFastPath.Store(!fast)
+		for _, n := range []string{"600", "3000"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t.sep", Arguments: map[string]any{"n": n}})
+			if err != nil || res.IsError {
+				t.Fatal(textOf(res), err)
+			}
+			if chars := utf8.RuneCountInString(textOf(res)); chars > MinResultBudget || res.Meta[TruncatedMeta] == nil {
+				t.Errorf("fast %v, %s separators: %d characters of text (budget %d), cut %v", fast, n, chars, MinResultBudget, res.Meta[TruncatedMeta] != nil)
+				continue
+			}
+			within++
+		}
+	}
+	if within != 4 {
+		t.Errorf("%d of 4 answers within the budget", within)
+	}
+}
