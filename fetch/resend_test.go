@@ -129,7 +129,8 @@ func TestDroppedConnectionsCountAsAttempts(t *testing.T) {
 // TestHTTP2ResendsWhatWasNotProcessed: an upstream that sends GOAWAY
 // (last stream 0) on its first connection, or refuses the first stream,
 // and then answers, gets a GET and a POST through on the next stream, as
-// net/http does by itself: 200, 2 streams, 2 attempts. (An nginx rotating
+// net/http does by itself: 200, 2 streams, 2 attempts (3 when the
+// Transport dialled one connection more). (An nginx rotating
 // a connection every 1,000 requests does this routinely.)
 func TestHTTP2ResendsWhatWasNotProcessed(t *testing.T) {
 	for _, mode := range []h2Mode{h2GoAwayOnce, h2RefuseOnce} {
@@ -143,8 +144,12 @@ func TestHTTP2ResendsWhatWasNotProcessed(t *testing.T) {
 			}
 			resp, err := c.Do(context.Background(), &fetch.Request{Method: method, URL: up.url, Header: http.Header{}, Body: body, SuccessMin: 200, SuccessMax: 299})
 			c.CloseIdleConnections()
-			if err != nil || resp.Status != 200 || up.streams.Load() != 2 || resp.Attempts != 2 {
-				t.Errorf("mode %d, %s: %v %v, %d streams; want 200 on the second of 2 streams, 2 attempts", mode, method, resp, err, up.streams.Load())
+			// Attempts count connections dialled as well as streams: on a
+			// loaded machine the Transport may dial one more connection than
+			// it sends streams on (a CI run with two CPU burners saw 3), so
+			// it is at least the 2 streams and at most MaxAttempts.
+			if err != nil || resp.Status != 200 || up.streams.Load() != 2 || resp.Attempts < 2 || resp.Attempts > 3 {
+				t.Errorf("mode %d, %s: %v %v, %d streams; want 200 on the second of 2 streams, 2 or 3 attempts", mode, method, resp, err, up.streams.Load())
 			}
 		}
 	}
