@@ -114,7 +114,17 @@ func keyedProxy(t *testing.T, target, key string) string {
 		},
 		FlushInterval: -1,
 	}
-	s := httptest.NewServer(rp)
+	// Full duplex: serve answers a call as an event stream whose headers
+	// may reach the proxy before the transport has read the end of the
+	// request body it forwards; by default the proxy's server then closes
+	// that body, the transport's next read of it fails ("invalid Read on
+	// closed Body"), and the transport drops the connection with the rest
+	// of the answer unread, which left the suite's client waiting 60 s for
+	// a result serve had sent (a scenario in five or so failed this way).
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	t.Cleanup(s.Close)
 	return s.URL
 }
