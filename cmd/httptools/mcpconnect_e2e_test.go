@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -165,7 +167,10 @@ func (o *oauthMCP) revoke() {
 // answer's iss, and stores the connection; the call then runs with a
 // token the server takes. When the server refuses the token, the
 // connection is refreshed once and the call sent again. The token never
-// reaches the authorization server's endpoints (0 bearers there). When the
+// reaches the authorization server's endpoints (0 bearers there). Over
+// MCP, a third person's client that takes URL elicitation is handed the
+// connect flow's URL at that authorization server and, once connected,
+// the call runs (mcpConnect). When the
 // server asks for a scope the connection lacks (403 insufficient_scope),
 // the call fails once, connection-permission-missing, and the next
 // connection asks the scopes held and the new one (a step-up remembered
@@ -230,6 +235,10 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 		t.Errorf("registrations %d (want 1), codes %d (2), refreshes %d (1), bearer tokens at the authorization server %d (0), calls %d (3)",
 			o.registrations.Load(), o.codes.Load(), o.refreshes.Load(), o.bearersAtAS.Load(), o.calls.Load())
 	}
+	// Over MCP, a person without the connection whose client takes URL
+	// elicitation is handed the connect flow's URL, at the server's own
+	// authorization server; once the person followed it, the call runs.
+	mcpConnect(t, p, "u3", o.as.URL)
 	// The server asks for more (403 insufficient_scope): the call fails
 	// connection-permission-missing, nothing is retried, and connecting
 	// again asks the scopes held and the new one.
@@ -247,7 +256,7 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 	}
 	// The connection is listed like any other, and the console offers
 	// the server among the apps to connect.
-	if st, body := p.do(t, p.key, "GET", "/v1/connections", ""); st != 200 || strings.Count(body, app) != 2 {
+	if st, body := p.do(t, p.key, "GET", "/v1/connections", ""); st != 200 || strings.Count(body, app) != 3 {
 		t.Errorf("connections: %d %s", st, body)
 	}
 	jar, _ := cookiejar.New(nil)
@@ -266,6 +275,54 @@ func TestRemoteMCPBehindOAuth(t *testing.T) {
 	if !strings.Contains(string(page), `<option value="`+app+`">`) {
 		t.Errorf("the console's connections page does not offer %s", app)
 	}
+}
+
+// mcpConnect calls vendor.sum over MCP as person, from a client that
+// declares URL elicitation: the call is refused with the connect flow's
+// URL (at authServer), which the test follows as the person's browser;
+// the call then runs.
+func mcpConnect(t *testing.T, p *proc, person, authServer string) {
+	t.Helper()
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "elicit", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.url + "/mcp",
+		HTTPClient: &http.Client{Transport: asPerson{key: p.key, person: person}}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	args := map[string]any{"a": 2, "b": 3}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "vendor.sum", Arguments: args})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("MCP call before connecting: %v, want URLElicitationRequired", err)
+	}
+	var data struct{ Elicitations []mcp.ElicitParams }
+	json.Unmarshal(rpcErr.Data, &data)
+	if len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" || !strings.HasPrefix(data.Elicitations[0].URL, authServer) {
+		t.Fatalf("elicitations %+v, want one URL at %s", data.Elicitations, authServer)
+	}
+	resp, err := http.Get(data.Elicitations[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "vendor.sum", Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("the MCP call once connected: %+v %v", res, err)
+	}
+}
+
+// asPerson adds an API key and a person to every request.
+type asPerson struct{ key, person string }
+
+func (a asPerson) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+a.key)
+	r.Header.Set("X-Person-Id", a.person)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestImportMCPBehindOAuth: import mcp of a server behind OAuth is
