@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/redact"
 )
 
@@ -91,9 +90,10 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		h = logger.Handler()
 	}
 	now := time.Now()
-	if jh, ok := h.(*jsonlog.Handler); ok {
-		// The service's handler takes the attributes as a slice, from
-		// the heap: no record of 300 bytes copied into each frame.
+	if jh, ok := h.(attrsWriter); ok {
+		// A handler that takes the attributes as a slice (the service's)
+		// takes them from the heap: no record of 300 bytes copied into
+		// each frame.
 		ap := auditAttrs.Get().(*[]slog.Attr)
 		*ap = appendAuditAttrs((*ap)[:0], cl, resp, err, de, own, start, now)
 		_ = jh.WriteAttrs(ctx, now, level, "outbound call", *ap)
@@ -102,6 +102,15 @@ func (c *Client) audit(ctx context.Context, cl *call, resp *Response, err error,
 		return
 	}
 	_ = h.Handle(ctx, auditRecord(cl, resp, err, de, level, own, start, now))
+}
+
+// attrsWriter is a slog.Handler that also writes a record from its time,
+// level, message and attributes as a slice, as its Handle would write the
+// record made of them (internal/jsonlog's: both go through one encoder).
+// Any handler with the method is written to so; fetch knows no handler by
+// its type.
+type attrsWriter interface {
+	WriteAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error
 }
 
 var auditAttrs = sync.Pool{New: func() any { a := make([]slog.Attr, 0, 16); return &a }}

@@ -11,8 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/httptools/httptools/internal/jsonlog"
 	"github.com/httptools/httptools/internal/preformat"
 )
+
+// The service's log handler is written to from a slice (attrsWriter):
+// the build fails if its method's shape drifts from what audit asks.
+var _ attrsWriter = (*jsonlog.Handler)(nil)
 
 type answer200 struct{}
 

@@ -5,20 +5,26 @@ package tracing
 
 import (
 	"context"
-	"fmt"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // unset is the global provider as otel starts, before any program sets
-// one; nil if one was already set when this package was initialized.
+// one; nil if the provider in place when this package was initialized
+// records. It is told by what the provider does, not by its type's name:
+// a span it starts, from a context with no trace, neither records nor
+// carries a span context (otel's delegate before a provider is set, or a
+// no-op provider). Setting a provider later replaces the global one, which
+// Off sees as a provider other than unset.
 var unset = func() trace.TracerProvider {
 	tp := otel.GetTracerProvider()
-	if fmt.Sprintf("%T", tp) == "*global.tracerProvider" { // otel's delegate, which records nothing
-		return tp
+	_, span := tp.Tracer("github.com/httptools/httptools/internal/tracing").Start(context.Background(), "probe")
+	defer span.End()
+	if span.IsRecording() || span.SpanContext().IsValid() {
+		return nil
 	}
-	return nil
+	return tp
 }()
 
 // Off reports that spans started from ctx with otel's global provider
