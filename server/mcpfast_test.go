@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -122,7 +125,7 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"2026: roots and sampling", call26("48", "t.echo", `{"id":"7"}`, strings.Replace(m26, `"clientCapabilities":{}`, `"clientCapabilities":{"roots":{"listChanged":true},"sampling":{}}`, 1)), h26("tools/call", "t.echo"), true},
 		{"2026: trace context", call26("49", "t.echo", `{"id":"7"}`, meta26(`,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`)), h26("tools/call", "t.echo"), true},
 		{"2026: tools/list", list26("50", ""), h26("tools/list", ""), true},
-		{"2026: tools/list, a cursor", list26("51", `"cursor":"`+encodeCursor("t.echo")+`",`), h26("tools/list", ""), true},
+		{"2026: tools/list, a cursor it did not give", list26("51", `"cursor":"`+gobCursor("t.echo")+`",`), h26("tools/list", ""), false},
 		{"2026: server/discover", `{"jsonrpc":"2.0","id":52,"method":"server/discover","params":{"_meta":` + m26 + `}}`, h26("server/discover", ""), true},
 		// A client that answers elicitations, calling a tool that asks nothing: the fast path's.
 		{"2026: client answers elicitations", call26("59", "t.echo", `{"id":"7"}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), h26("tools/call", "t.echo"), true},
@@ -181,8 +184,8 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"form content type", call("31", "t.echo", `{"id":"7"}`), with("Content-Type", "text/plain"), false},
 		{"tools/list", `{"jsonrpc":"2.0","id":32,"method":"tools/list"}`, std, true},
 		{"tools/list, empty params", `{"jsonrpc":"2.0","id":33,"method":"tools/list","params":{}}`, std, true},
-		{"tools/list, a cursor past one", `{"jsonrpc":"2.0","id":34,"method":"tools/list","params":{"cursor":"` + encodeCursor("t.list") + `"}}`, std, true},
-		{"tools/list, a cursor past all", `{"jsonrpc":"2.0","id":35,"method":"tools/list","params":{"cursor":"` + encodeCursor("zzz") + `"}}`, std, true},
+		{"tools/list, a cursor it did not give, past one", `{"jsonrpc":"2.0","id":34,"method":"tools/list","params":{"cursor":"` + gobCursor("t.list") + `"}}`, std, false},
+		{"tools/list, a cursor it did not give, past all", `{"jsonrpc":"2.0","id":35,"method":"tools/list","params":{"cursor":"` + gobCursor("zzz") + `"}}`, std, false},
 		{"tools/list, a bad cursor", `{"jsonrpc":"2.0","id":36,"method":"tools/list","params":{"cursor":"!!"}}`, std, false},
 		{"tools/list, meta", `{"jsonrpc":"2.0","id":37,"method":"tools/list","params":{"_meta":{}}}`, std, false},
 		{"tools/list, newer protocol", `{"jsonrpc":"2.0","id":38,"method":"tools/list"}`, with("MCP-Protocol-Version", "2026-07-28"), false},
@@ -326,9 +329,9 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&v)
 		return v
 	}
-	// A cursor is gob's encoding of the last name, whose type numbers are
-	// the process's: the two paths' cursors differ in bytes, and each
-	// reads the other's.
+	// The fast path's cursors are those the SDK gave for the same
+	// boundaries (sdkCursors): equal byte for byte, and each path reads
+	// the other's.
 	strip := func(v map[string]any) (map[string]any, string) {
 		res, _ := v["result"].(map[string]any)
 		next, _ := res["nextCursor"].(string)
@@ -343,10 +346,8 @@ func TestMCPListPagesAgreeWithTheSDK(t *testing.T) {
 			if !reflect.DeepEqual(unmark(fast), unmark(sdk)) || (fnext == "") != (snext == "") {
 				t.Fatalf("%s, page %d differs (%v)", what, page, sdk["error"])
 			}
-			if fnext != "" {
-				if a, ok := decodeCursor(snext); !ok || encodeCursor(a) != fnext {
-					t.Fatalf("%s, page %d: cursors %q and %q name different places", what, page, fnext, snext)
-				}
+			if fnext != snext {
+				t.Fatalf("%s, page %d: cursors %q and %q differ: the fast path's are the SDK's own", what, page, fnext, snext)
 			}
 			res, _ := fast["result"].(map[string]any)
 			tools, _ := res["tools"].([]any)
@@ -393,4 +394,13 @@ func TestFastPathKnowsTheSDKsVersions(t *testing.T) {
 		t.Error("a version after 2026-07-28 must go to the SDK")
 	}
 	t.Logf("fast path reads %d protocol versions of the SDK's %d", len(fastVersions)-1, len(sdk))
+}
+
+// gobCursor is a cursor as the SDK v1.8 encodes one (gob of its private
+// page token), for cursors the fast path never gave: a client's own, or
+// one of an earlier tool set.
+func gobCursor(last string) string {
+	var buf bytes.Buffer
+	gob.NewEncoder(&buf).Encode(struct{ LastUID string }{last})
+	return base64.URLEncoding.EncodeToString(buf.Bytes())
 }

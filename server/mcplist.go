@@ -2,9 +2,9 @@ package server
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/gob"
+	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"net/http"
@@ -26,31 +26,73 @@ import (
 // once per tool set, cursor and policy view (which tools of the page the
 // caller may see).
 
-// listPageSize is the SDK server's page size (its default).
+// listPageSize is the page size of the SDK server at the HTTP door
+// (httpMCPOptions sets it), which the fast path pages by.
 const listPageSize = mcp.DefaultPageSize
 
-// pageToken is the SDK's cursor: its field and type names are what gob
-// encodes, so the cursors are the SDK's own.
-type pageToken struct {
-	LastUID string
+// listCursors are the SDK's own cursors of a tool set's page boundaries,
+// asked of the SDK (sdkCursors) rather than encoded here: its cursor is a
+// private type's gob encoding, which an SDK release may change. The fast
+// path gives out only these and reads only these; any other cursor (one
+// of another replica's, a forged one) is the SDK's to read or refuse.
+type listCursors struct {
+	next  map[string]string // the last tool of a page → the cursor after it
+	after map[string]string // that cursor → the last tool before it
 }
 
-func encodeCursor(uid string) string {
-	var buf bytes.Buffer
-	gob.NewEncoder(&buf).Encode(pageToken{LastUID: uid})
-	return base64.URLEncoding.EncodeToString(buf.Bytes())
-}
-
-func decodeCursor(c string) (string, bool) {
-	b, err := base64.URLEncoding.DecodeString(c)
+// sdkCursors lists the tools named last, in order, through an SDK server
+// of one tool a page (and one tool after the last), in memory: the cursor
+// after each page is the SDK's cursor after that name.
+func sdkCursors(last []string) (listCursors, error) {
+	c := listCursors{next: map[string]string{}, after: map[string]string{}}
+	if len(last) == 0 {
+		return c, nil
+	}
+	srv := mcp.NewServer(mcpImplementation(), &mcp.ServerOptions{PageSize: 1})
+	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }
+	for _, name := range append(slices.Clone(last), last[len(last)-1]+"0") {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, noop)
+	}
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
-		return "", false
+		return c, err
 	}
-	var t pageToken
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&t) != nil {
-		return "", false
+	defer ss.Close()
+	cs, err := mcp.NewClient(mcpImplementation(), nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return c, err
 	}
-	return t.LastUID, true
+	defer cs.Close()
+	cursor := ""
+	for _, name := range last {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return c, err
+		}
+		if len(res.Tools) != 1 || res.Tools[0].Name != name || res.NextCursor == "" {
+			return c, fmt.Errorf("the SDK's page after %q is not %q", cursor, name)
+		}
+		cursor = res.NextCursor
+		c.next[name], c.after[cursor] = cursor, name
+	}
+	return c, nil
+}
+
+// listCursors is the SDK's cursors of the set's page boundaries: the last
+// tool of each full page (listPageSize of ts.ids).
+func (ts *Toolset) listCursors() (listCursors, bool) {
+	ts.cursorsOnce.Do(func() {
+		var last []string
+		for k := listPageSize; k < len(ts.ids); k += listPageSize {
+			last = append(last, ts.ids[k-1])
+		}
+		var err error
+		ts.cursors, err = sdkCursors(last)
+		ts.cursorsOK = err == nil
+	})
+	return ts.cursors, ts.cursorsOK
 }
 
 // viewOf is which of ids the gate shows the caller, and a digest of that:
@@ -167,13 +209,6 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 		return false
 	}
 	modern := version >= modernVersion
-	after := ""
-	if cursor != "" {
-		var ok bool
-		if after, ok = decodeCursor(cursor); !ok {
-			return false // the SDK's invalid-params error
-		}
-	}
 	ctx := r.Context()
 	tenant, person := mcpCaller(ctx, r.Header)
 	g, err := s.gateFor(ctx, tenant, identity(ctx), person)
@@ -187,6 +222,16 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 	if modern && ts.anyHeaderBound() {
 		return false // the SDK's list leaves out tools whose bindings it refuses
 	}
+	cursors, ok := ts.listCursors()
+	if !ok {
+		return false
+	}
+	after := ""
+	if cursor != "" {
+		if after, ok = cursors.after[cursor]; !ok {
+			return false // not a cursor the fast path gave: the SDK reads it, or refuses it
+		}
+	}
 	ids := ts.ids // sorted, as the SDK sorts its tools
 	start, _ := slices.BinarySearch(ids, after)
 	if after != "" && start < len(ids) && ids[start] == after {
@@ -196,7 +241,7 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 	next := ""
 	if len(page) > listPageSize {
 		page = page[:listPageSize]
-		next = encodeCursor(page[len(page)-1])
+		next = cursors.next[page[len(page)-1]]
 	}
 	seen, digest := viewOf(g, ts, page)
 	key := listKey{ts: ts, cursor: cursor, view: digest}

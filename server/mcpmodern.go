@@ -85,7 +85,7 @@ func mcpImplementation() *mcp.Implementation {
 // answers without it: withoutListChanged).
 func (s *Server) httpMCPOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		SetCacheable: s.mcpCacheable}
+		SetCacheable: s.mcpCacheable, PageSize: listPageSize}
 }
 
 // serverInfoMeta is the _meta member of a 2026-07-28 result that names

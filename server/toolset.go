@@ -44,6 +44,10 @@ type Toolset struct {
 
 	searchOnce sync.Once
 	search     *searchIndex // the catalogue's search index (search.go), built on first use
+
+	cursorsOnce sync.Once
+	cursors     listCursors // the SDK's cursors of the set's page boundaries (mcplist.go), asked on first use
+	cursorsOK   bool        // false when the SDK would not say: tools/list is then the SDK's
 }
 
 // factsOf is what a policy selects tool by: the set's, when tool is one of
