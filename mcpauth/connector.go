@@ -66,6 +66,14 @@ func (c *Connector) Provider(ctx context.Context, app string) (connections.Provi
 		return nil, err
 	}
 	p := &Provider{Config: c.Config, Egress: eg, Discovery: d, Client: client, RedirectURI: c.RedirectURI, Scope: ChooseScopes(Challenge{}, d, nil)}
+	if client.How == HowDynamic && c.Registrar.Store != nil {
+		p.OnInvalidClient = func(ctx context.Context) error {
+			c.mu.Lock()
+			delete(c.found, app)
+			c.mu.Unlock()
+			return c.Registrar.Store.ForgetRegistration(ctx, d.Issuer, c.RedirectURI, client.ID)
+		}
+	}
 	c.mu.Lock()
 	if c.found == nil {
 		c.found = map[string]foundProvider{}
@@ -85,6 +93,11 @@ type Provider struct {
 	Client      *Client
 	RedirectURI string
 	Scope       []string
+	// OnInvalidClient, when set, runs when the token endpoint answers
+	// invalid_client: a dynamic registration the server has dropped is
+	// forgotten, and the next connect flow registers again (the
+	// connection itself must then be authorized again).
+	OnInvalidClient func(ctx context.Context) error
 }
 
 var _ connections.Provider = (*Provider)(nil)
@@ -108,6 +121,7 @@ func (p *Provider) Exchange(ctx context.Context, code, verifier, iss string) (*o
 	tok, err := oauthConfig(p.Discovery, p.Client, p.RedirectURI, p.Scope).Exchange(p.Config.oauthContext(ctx, p.Egress), code,
 		oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", p.Discovery.Resource))
 	if err != nil {
+		p.forgetIfUnknown(ctx, err)
 		return nil, errorf(ReasonTokenRefused, p.Discovery.Server.TokenEndpoint, tokenCause(err), "the token endpoint refused the authorization code")
 	}
 	return tok, checkToken(tok, p.Discovery)
@@ -115,7 +129,20 @@ func (p *Provider) Exchange(ctx context.Context, code, verifier, iss string) (*o
 
 // Refresh renews a token for the same resource.
 func (p *Provider) Refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {
-	return p.Config.Refresh(ctx, p.Egress, p.Discovery, p.Client, &oauth2.Token{RefreshToken: refreshToken})
+	tok, err := p.Config.Refresh(ctx, p.Egress, p.Discovery, p.Client, &oauth2.Token{RefreshToken: refreshToken})
+	if err != nil {
+		p.forgetIfUnknown(ctx, err)
+	}
+	return tok, err
+}
+
+// forgetIfUnknown runs OnInvalidClient when err is the server's
+// invalid_client. Forgetting is best effort: the error the caller gets is
+// the token endpoint's either way.
+func (p *Provider) forgetIfUnknown(ctx context.Context, err error) {
+	if p.OnInvalidClient != nil && invalidClient(err) {
+		_ = p.OnInvalidClient(context.WithoutCancel(ctx))
+	}
 }
 
 // Scopes are the scopes asked.

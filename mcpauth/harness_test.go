@@ -37,7 +37,8 @@ type fakeAS struct {
 	register     func(body map[string]any) (int, any)
 	tokenReply   map[string]any // members added to the token answer
 	authzReply   func(q url.Values) url.Values
-	metadataHook http.HandlerFunc // when set, serves every metadata URL
+	metadataHook http.HandlerFunc     // when set, serves every metadata URL
+	knownClient  func(id string) bool // when set, a token request of another client_id is invalid_client
 }
 
 func newFakeAS(t testing.TB) *fakeAS {
@@ -144,6 +145,10 @@ func (f *fakeAS) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 	f.token, f.tokenHdr = r.PostForm, r.Header.Get("Authorization")
 	challenge := f.authz.Get("code_challenge")
 	f.mu.Unlock()
+	if f.knownClient != nil && !f.knownClient(r.PostForm.Get("client_id")) {
+		f.json(w, 401, map[string]any{"error": "invalid_client"})
+		return
+	}
 	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 	if r.PostForm.Get("grant_type") == "authorization_code" && base64.RawURLEncoding.EncodeToString(sum[:]) != challenge {
 		f.json(w, 400, map[string]any{"error": "invalid_grant"})

@@ -3,6 +3,7 @@ package mcpauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,7 +76,7 @@ func parseToken(body []byte, status int) (*oauth2.Token, error) {
 	err := json.Unmarshal(body, &t)
 	switch {
 	case status != http.StatusOK && t.Error != "":
-		return nil, fmt.Errorf("error %q", clip(t.Error))
+		return nil, &tokenError{code: clip(t.Error)}
 	case status != http.StatusOK:
 		return nil, fmt.Errorf("status %d", status)
 	case err != nil:
@@ -103,4 +104,18 @@ func seconds(v any) int64 {
 		}
 	}
 	return 0
+}
+
+// tokenError is a token endpoint's error answer: its code only.
+type tokenError struct{ code string }
+
+func (e *tokenError) Error() string { return fmt.Sprintf("error %q", e.code) }
+
+// invalidClient says whether err is a token endpoint's invalid_client
+// answer (RFC 6749 §5.2): the server does not know the client, or not its
+// credentials.
+func invalidClient(err error) bool {
+	var te *tokenError
+	var re *oauth2.RetrieveError
+	return errors.As(err, &te) && te.code == "invalid_client" || errors.As(err, &re) && re.ErrorCode == "invalid_client"
 }

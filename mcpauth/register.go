@@ -111,6 +111,11 @@ type RegistrationStore interface {
 	Registration(ctx context.Context, issuer, redirectURI string) (*Client, error)
 	// SaveRegistration keeps c as the client at issuer for redirectURI.
 	SaveRegistration(ctx context.Context, issuer, redirectURI string, c *Client) error
+	// ForgetRegistration drops the client kept at issuer for
+	// redirectURI if its id is clientID (the server said it does not
+	// know it: invalid_client), so that the next flow registers again; a
+	// newer registration, another replica's, is kept.
+	ForgetRegistration(ctx context.Context, issuer, redirectURI, clientID string) error
 }
 
 // MemoryStore is a RegistrationStore in memory, for one process (the CLI)
@@ -141,6 +146,17 @@ func (s *MemoryStore) SaveRegistration(_ context.Context, issuer, redirectURI st
 		s.m = map[[2]string]Client{}
 	}
 	s.m[[2]string{issuer, redirectURI}] = *c
+	return nil
+}
+
+// ForgetRegistration drops the client kept if its id is clientID.
+func (s *MemoryStore) ForgetRegistration(_ context.Context, issuer, redirectURI, clientID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := [2]string{issuer, redirectURI}
+	if c, ok := s.m[k]; ok && c.ID == clientID {
+		delete(s.m, k)
+	}
 	return nil
 }
 

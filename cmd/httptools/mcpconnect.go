@@ -123,3 +123,12 @@ func (s secretRegistrations) SaveRegistration(ctx context.Context, issuer, redir
 	}
 	return s.store.PutSecret(ctx, registrationTenant, registrationRef(issuer, redirectURI), string(b))
 }
+
+// ForgetRegistration deletes the registration kept if it is clientID's.
+func (s secretRegistrations) ForgetRegistration(ctx context.Context, issuer, redirectURI, clientID string) error {
+	c, err := s.Registration(ctx, issuer, redirectURI)
+	if err != nil || c == nil || c.ID != clientID {
+		return err
+	}
+	return s.store.DeleteSecret(ctx, registrationTenant, registrationRef(issuer, redirectURI))
+}
