@@ -65,16 +65,17 @@ func New(size int64) *Budget {
 	return &Budget{size: size, free: size}
 }
 
-// acquire takes n bytes, waiting until ctx ends; growing says the caller
-// already holds bytes.
-func (b *Budget) acquire(wc *waitContext, n int64, growing bool) error {
+// acquire takes n bytes, waiting until ctx ends or wb's bound passes;
+// growing says the caller already holds bytes.
+func (b *Budget) acquire(ctx context.Context, wb *waitBound, n int64, growing bool) error {
 	b.mu.Lock()
 	if n <= b.free && len(b.growing.list) == 0 && (growing || len(b.fresh.list) == 0) {
 		b.free -= n
 		b.mu.Unlock()
 		return nil
 	}
-	ctx := wc.get()
+	ctx, cancel := wb.bound(ctx)
+	defer cancel()
 	w := &waiter{n: n, ready: make(chan struct{})}
 	q := &b.fresh
 	if growing {
@@ -186,26 +187,24 @@ func (b *Budget) HoldFor(share *Budget) *Hold {
 	return &Hold{b: b, share: share}
 }
 
-// waitContext is the context a draw waits under: ctx, bounded by wait when
-// that is positive. The bounded context (and its timer) is made only when a
-// draw must wait, which most never do.
-type waitContext struct {
-	ctx    context.Context
-	wait   time.Duration
-	cancel context.CancelFunc
+// waitBound bounds the waits of one draw by wait, when that is positive,
+// counted from the draw's first wait: a draw that need not wait (most)
+// makes no timer, and one that waits at two budgets (its share, then the
+// whole) waits wait in all.
+type waitBound struct {
+	wait  time.Duration
+	until time.Time // set at the first wait
 }
 
-func (w *waitContext) get() context.Context {
-	if w.wait > 0 && w.cancel == nil {
-		w.ctx, w.cancel = context.WithTimeout(w.ctx, w.wait)
+// bound is ctx bounded by wb; cancel it when the wait ends.
+func (wb *waitBound) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if wb.wait <= 0 {
+		return ctx, func() {}
 	}
-	return w.ctx
-}
-
-func (w *waitContext) done() {
-	if w.cancel != nil {
-		w.cancel()
+	if wb.until.IsZero() {
+		wb.until = time.Now().Add(wb.wait)
 	}
+	return context.WithDeadline(ctx, wb.until)
 }
 
 // Take draws n more bytes, waiting while the budget is spent until ctx ends.
@@ -220,12 +219,10 @@ func (h *Hold) TakeWithin(ctx context.Context, n int64, wait time.Duration) erro
 	if h == nil || n <= 0 {
 		return nil
 	}
-	wc := &waitContext{ctx: ctx, wait: wait}
-	defer wc.done()
-	return h.take(wc, n)
+	return h.take(ctx, &waitBound{wait: wait}, n)
 }
 
-func (h *Hold) take(wc *waitContext, n int64) error {
+func (h *Hold) take(ctx context.Context, wb *waitBound, n int64) error {
 	if n > h.b.size {
 		return &OverError{Need: n, Size: h.b.size}
 	}
@@ -236,12 +233,12 @@ func (h *Hold) take(wc *waitContext, n int64) error {
 		if n > s.size {
 			return &OverError{Need: n, Size: s.size, Share: true}
 		}
-		if err := s.acquire(wc, n, growing); err != nil {
+		if err := s.acquire(ctx, wb, n, growing); err != nil {
 			return &OverError{Need: n, Size: s.size, Cause: err, Share: true}
 		}
 		s.inUse.Add(n)
 	}
-	if err := h.b.acquire(wc, n, growing); err != nil {
+	if err := h.b.acquire(ctx, wb, n, growing); err != nil {
 		if s := h.share; s != nil {
 			s.inUse.Add(-n)
 			s.release(n)
