@@ -129,7 +129,7 @@ func (s *Server) mcpNotices(http bool) mcp.Middleware {
 			if !ok || p == nil || ss == nil {
 				return next(ctx, method, req)
 			}
-			n := &notices{ctx: ctx, ss: ss, tool: p.Name, token: p.GetProgressToken(), log: true}
+			n := &notices{ss: ss, tool: p.Name, token: p.GetProgressToken(), log: true}
 			if http {
 				// The level of the request's _meta (2026-07-28), else the
 				// one the credential set; none, no messages.
@@ -139,15 +139,15 @@ func (s *Server) mcpNotices(http bool) mcp.Middleware {
 				}
 				n.log = n.level != ""
 			}
-			n.step("call started")
-			res, err := next(httptrace.WithClientTrace(ctx, n.trace()), method, req)
+			n.step(ctx, "call started")
+			res, err := next(httptrace.WithClientTrace(ctx, n.trace(ctx)), method, req)
 			outcome := "call ended"
 			if cr, ok := res.(*mcp.CallToolResult); ok && cr != nil && cr.IsError {
 				outcome = "call ended with a tool error"
 			} else if err != nil {
 				outcome = "call refused"
 			}
-			n.last(outcome)
+			n.last(ctx, outcome)
 			return res, err
 		}
 	}
@@ -155,7 +155,6 @@ func (s *Server) mcpNotices(http bool) mcp.Middleware {
 
 // notices sends the notices of one call.
 type notices struct {
-	ctx   context.Context // the request's: notices go to its stream
 	ss    *mcp.ServerSession
 	tool  string
 	token any // the progress token, nil for none
@@ -170,20 +169,22 @@ type notices struct {
 	done  bool
 }
 
-// trace is the call's upstream steps.
-func (n *notices) trace() *httptrace.ClientTrace {
+// trace is the call's upstream steps, sent on the stream of ctx, the
+// request's (httptrace's hooks take no context).
+func (n *notices) trace(ctx context.Context) *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		WroteRequest:         func(httptrace.WroteRequestInfo) { n.step("request sent to the upstream") },
-		GotFirstResponseByte: func() { n.step("the upstream is answering") },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { n.step(ctx, "request sent to the upstream") },
+		GotFirstResponseByte: func() { n.step(ctx, "the upstream is answering") },
 	}
 }
 
-func (n *notices) step(what string) { n.send(what, false) }
+func (n *notices) step(ctx context.Context, what string) { n.send(ctx, what, false) }
 
-func (n *notices) last(what string) { n.send(what, true) }
+func (n *notices) last(ctx context.Context, what string) { n.send(ctx, what, true) }
 
-// send sends one step's notices; none after the last.
-func (n *notices) send(what string, last bool) {
+// send sends one step's notices on the stream of ctx, the request's; none
+// after the last.
+func (n *notices) send(ctx context.Context, what string, last bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.done {
@@ -197,12 +198,12 @@ func (n *notices) send(what string, last bool) {
 		if last {
 			p.Total = p.Progress
 		}
-		n.ss.NotifyProgress(n.ctx, p)
+		n.ss.NotifyProgress(ctx, p)
 	}
 	if !n.log || n.level != "" && levelRank["info"] < levelRank[mcp.LoggingLevel(n.level)] {
 		return
 	}
-	n.ss.Log(n.ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "httptools", Data: msg})
+	n.ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "httptools", Data: msg})
 }
 
 // levelRank orders MCP's logging levels (RFC 5424's, least severe first).
