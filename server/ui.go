@@ -49,6 +49,7 @@ func (s *Server) uiHandler() http.Handler {
 	mux.Handle("GET /ui/{$}", s.uiAuthed(s.uiCatalogue))
 	mux.Handle("GET /ui/tools/{id}", s.uiAuthed(s.uiTool))
 	mux.Handle("POST /ui/tools/{id}", s.callDoor(s.uiAuthed(s.uiToolRun))) // its session read too, within the call's deadline
+	mux.Handle("GET /ui/tools/{id}/results/{rid}", s.uiAuthed(s.uiResult)) // ui_budget.go
 	mux.Handle("GET /ui/connections", s.uiAuthed(s.uiConnections))
 	mux.Handle("POST /ui/connections/connect", s.uiAuthed(s.uiConnect))
 	mux.Handle("POST /ui/connections/{id}/revoke", s.uiAuthed(s.uiRevoke))

@@ -65,7 +65,15 @@ func rowOf(id string, raw []byte) toolRow {
 		row.Host, _, _ = strings.Cut(rest, "/")
 		row.Host, _, _ = strings.Cut(row.Host, "?")
 	}
-	row.Search = strings.ToLower(strings.Join([]string{row.ID, row.Description, row.Method, row.Host, row.Auth, map[bool]string{true: "mutating"}[row.Mutating]}, " "))
+	words := []string{row.ID, row.Description, row.Method, row.Host, row.Auth, map[bool]string{true: "mutating"}[row.Mutating]}
+	// Its parameters' names too, as a model's search_tools finds a tool
+	// (search.go): in a catalogue of hundreds, "invoiceNumber" is often
+	// the one word a person remembers.
+	m.Get("input.properties").ForEach(func(k, _ gjson.Result) bool {
+		words = append(words, k.String())
+		return true
+	})
+	row.Search = strings.ToLower(strings.Join(words, " "))
 	return row
 }
 
@@ -270,6 +278,9 @@ type runResult struct {
 	MediaBytes           int
 	MediaURL             template.URL
 	Image                bool
+	// Model is what a model calling the tool over MCP would read, when
+	// the answer is over its result budget (ui_budget.go).
+	Model *modelView
 }
 
 // setMedia shows the bytes of an answer of media type mt (output: their
@@ -351,6 +362,9 @@ func (s *Server) uiToolRun(w http.ResponseWriter, r *http.Request) {
 	// error): the console shows it redacted.
 	if red := s.toolSecrets(r.Context(), v.ID); !red.Empty() {
 		res.Output, res.Message, res.Curl, res.Request = red.Redact(res.Output), red.Redact(res.Message), red.Redact(res.Curl), red.Redact(res.Request)
+		if res.Model != nil {
+			res.Model.Text = red.Redact(res.Model.Text)
+		}
 	}
 	v.Result = res
 	s.uiRender(w, r, http.StatusOK, "tool", uiPage{Title: v.ID, Nav: "tools", Data: v})
@@ -380,6 +394,7 @@ func (s *Server) runForConsole(ctx context.Context, tool *synth.Tool, input json
 		if out, err = s.call(ctx, &c); err == nil {
 			res.Status, res.Attempts, res.DurationMs = int64(out.Status), int64(out.Attempts), out.Duration.Milliseconds()
 			res.OutsideData = out.OutsideData
+			res.Model = s.modelViewOf(ctx, tool.ID(), out)
 			if out.MediaType != "" {
 				res.setMedia(out.MediaType, out.Output)
 			}
