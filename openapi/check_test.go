@@ -166,8 +166,8 @@ paths:
 // TestSummaryCountsEachReason: the coverage line says how many were
 // skipped for each reason before the reason, never "… send 1".
 func TestSummaryCountsEachReason(t *testing.T) {
-	r := &Result{Operations: 50, Skipped: map[SkipReason]int{SkipAnswer: 26, SkipBody: 1}}
-	if got := r.Summary(); got != "50 operations: 0 imported, 27 skipped (reasons: 26 × a binary answer; 1 × a request body a tool cannot send)" {
+	r := &Result{Operations: 50, Skipped: map[SkipReason]int{SkipServer: 26, SkipBody: 1}}
+	if got := r.Summary(); got != "50 operations: 0 imported, 27 skipped (reasons: 1 × a request body a tool cannot send; 26 × a server a tool cannot name)" {
 		t.Errorf("%s", got)
 	}
 }

@@ -71,7 +71,7 @@ type Result struct {
 }
 
 // Summary is the coverage line: "N operations: M imported, K skipped
-// (reasons: 26 × a binary answer; 22 × a request body a tool cannot send)".
+// (reasons: 22 × a request body a tool cannot send; 2 × a server a tool cannot name)".
 func (r *Result) Summary() string {
 	k := 0
 	var reasons []string

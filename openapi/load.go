@@ -329,8 +329,8 @@ func jsonShape(v any) any {
 // markBinaryAnswers gives a Swagger 2.0 answer without a schema, of an
 // operation that produces no JSON or text (Docker's export: a tarball),
 // the schema of binary data, so that the converted operation names its
-// media types and is skipped as binary rather than imported as a JSON
-// tool that can only fail.
+// media types and imports as a tool answering a file rather than as a
+// JSON tool that can only fail.
 func markBinaryAnswers(doc any) {
 	d, _ := doc.(map[string]any)
 	global, _ := d["produces"].([]any)

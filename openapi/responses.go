@@ -12,8 +12,9 @@ import (
 // Answers: the 2xx become successStatus and the output.
 
 // responses sets successStatus, output and parseJson from the 2xx answers.
-// An answer that is binary (a file, an image) is refused: a tool's output is
-// JSON or text.
+// An answer that is binary (a file, an image) imports too: the runtime
+// returns its bytes as base64 with their media type (an MCP image, audio or
+// resource block), so the output says so and the description names the type.
 func (im *importer) responses(method, path string, op *openapi3.Operation, t *tool, spec *httpspec.Spec) error {
 	t.Output = map[string]any{}
 	if op.Responses == nil {
@@ -68,5 +69,23 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 			return nil
 		}
 	}
-	return skipf(SkipAnswer, "the answer is %s: a tool returns JSON or text, not binary data", strings.Join(sortedKeys(first.Content), ", "))
+	binaryAnswer(t, spec, sortedKeys(first.Content))
+	return nil
+}
+
+// binaryAnswer makes a tool of an operation answering bytes: parseJson off
+// (the runtime passes a binary answer through whatever it says, and an
+// upstream that answers text after all gives a string rather than a JSON
+// error), an output that is the bytes' base64 text of the first listed
+// type, and a description line naming the types, so a model knows it gets
+// a file.
+func binaryAnswer(t *tool, spec *httpspec.Spec, types []string) {
+	spec.ParseJSON = new(bool)
+	out := map[string]any{"type": "string", "contentEncoding": "base64"}
+	if len(types) > 0 && !strings.Contains(types[0], "*") {
+		out["contentMediaType"] = types[0]
+	}
+	t.Output = out
+	line := "The answer is a file of type " + strings.Join(types, " or ") + "."
+	t.Description = cut(t.Description, maxDescription-len(line)-2) + "\n\n" + line // the line survives a long description
 }

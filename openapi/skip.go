@@ -25,8 +25,6 @@ const (
 	// SkipServer: the operation's own server is not a URL a tool can
 	// name (a variable without a default).
 	SkipServer SkipReason = "a server a tool cannot name"
-	// SkipAnswer: a binary answer; a tool returns JSON or text.
-	SkipAnswer SkipReason = "a binary answer"
 	// SkipBrokenComponent: the operation uses a component of the document
 	// that is malformed or missing.
 	SkipBrokenComponent SkipReason = "it uses a broken component"
