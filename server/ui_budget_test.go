@@ -88,3 +88,64 @@ func TestConsoleShowsTheModelsCutOfABigAnswer(t *testing.T) {
 		t.Errorf("%d upstream calls, want 1", n)
 	}
 }
+
+// TestConsoleFindsAToolInALargeCatalogue: in Chromium, a tenant seeing 303
+// tools (300 generated, past an MCP discovery threshold of 100) gets them
+// all listed (303 rows, "303 of 303"); typing "archived" shows the 30 whose
+// description says so; "invoicenumber", a parameter's name, finds the one
+// tool that has it, in the page and with ?q= on the server; its run makes
+// one upstream call.
+func TestConsoleFindsAToolInALargeCatalogue(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.UI = true; c.MCPDiscoveryThreshold = 100 })
+	var calls atomic.Int64
+	var path atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		calls.Add(1)
+		path.Store(req.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(up.Close)
+	for i := range 300 {
+		desc, prop, url := fmt.Sprintf("Lists the widgets of warehouse %03d.", i), "page", fmt.Sprintf("%s/w/%03d", up.URL, i)
+		if i%10 == 0 {
+			desc = fmt.Sprintf("Lists the archived widgets of warehouse %03d.", i)
+		}
+		if i == 123 {
+			prop, url = "invoiceNumber", url+"/{invoiceNumber}"
+		}
+		m := fmt.Sprintf(`{"id":"gen.widgets-%03d","description":%q,"version":"1.0.0","mutating":false,
+			"input":{"type":"object","properties":{%q:{"type":"string"}},"required":[%q]},"output":{"type":"object"},
+			"spec":{"kind":"http","method":"GET","urlTemplate":%q}}`, i, desc, prop, prop, url)
+		os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, fmt.Sprintf("gen-%03d.json", i)), []byte(m), 0o644)
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
+	base := r.http.URL
+	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
+		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	const rows, shown = `document.querySelectorAll("#tools tbody tr").length`, `[...document.querySelectorAll("#tools tbody tr:not([hidden]) a")].map(a => a.textContent)`
+	if n, count := eval[float64](p, rows), p.text("#count"); n != 303 || count != "303" {
+		t.Fatalf("listed %v rows, count %q; want 303", n, count)
+	}
+	p.do("type a search", chromedp.SendKeys(css("#q"), "archived"))
+	if n, count := len(eval[[]string](p, shown)), p.text("#count"); n != 30 || count != "30" {
+		t.Errorf("\"archived\": %d shown, count %q; want 30", n, count)
+	}
+	eval[bool](p, `(q => { q.value = ""; return q.dispatchEvent(new Event("input")) })(document.getElementById("q"))`)
+	p.do("search by a parameter", chromedp.SendKeys(css("#q"), "invoicenumber"))
+	if got := strings.Join(eval[[]string](p, shown), ","); got != "gen.widgets-123" {
+		t.Errorf("\"invoicenumber\" shows %q, want gen.widgets-123", got)
+	}
+	p.do("search on the server", chromedp.Navigate(base+"/ui/?q=invoiceNumber"), chromedp.WaitVisible(css("#tools")))
+	if n := eval[float64](p, rows); n != 1 || !strings.HasPrefix(p.text("#count"), "1") {
+		t.Errorf("?q=invoiceNumber: %v rows, count %q", n, p.text("#count"))
+	}
+	p.do("run it", chromedp.Click(css(`a[href="/ui/tools/gen.widgets-123"]`)), chromedp.WaitVisible(css("#in-invoiceNumber")),
+		chromedp.SendKeys(css("#in-invoiceNumber"), "INV-7"), chromedp.Click(css("#run")), chromedp.WaitVisible(css("#output")))
+	if n, pth := calls.Load(), path.Load(); n != 1 || pth != "/w/123/INV-7" {
+		t.Errorf("%d upstream calls (want 1), last to %v", n, pth)
+	}
+}
