@@ -13,7 +13,8 @@ import (
 	"github.com/httptools/httptools/synth"
 )
 
-// binaryDoc answers an image, a PDF, octet-stream, and one operation both
+// binaryDoc answers an image, a PDF, octet-stream, a content key that is
+// no media type, and one operation both
 // JSON and a PNG (which keeps JSON).
 const binaryDoc = `{"openapi": "3.0.3", "info": {"title": "Files", "version": "1.0.0"},
   "servers": [{"url": "https://api.example.com"}],
@@ -21,6 +22,7 @@ const binaryDoc = `{"openapi": "3.0.3", "info": {"title": "Files", "version": "1
     "/logo": {"get": {"operationId": "logo", "responses": {"200": {"description": "ok", "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}}}}},
     "/invoice": {"get": {"operationId": "invoice", "responses": {"200": {"description": "ok", "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}}}},
     "/blob": {"get": {"operationId": "blob", "responses": {"200": {"description": "ok", "content": {"application/octet-stream": {}}}}}},
+    "/odd": {"get": {"operationId": "odd", "responses": {"200": {"description": "ok", "content": {"string": {}}}}}},
     "/both": {"get": {"operationId": "both", "responses": {"200": {"description": "ok", "content": {"image/png": {}, "application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}}}}}}}}}
   }}`
 
@@ -31,8 +33,9 @@ const binaryDoc2 = `{"swagger": "2.0", "info": {"title": "Files", "version": "1.
 // TestBinaryAnswersImport: an operation answering an image, a PDF,
 // octet-stream or a Swagger 2.0 file imports as a tool (none skipped):
 // parseJson false, an output of base64 text of its media type, a
-// description line naming the type; --check flags none. Before: 4 of
-// these 5 operations were skipped as "a binary answer".
+// description line naming the type (none for a content key that is no
+// media type, Cloudflare's "string"); --check flags none. Before: 5 of
+// these 6 operations were skipped as "a binary answer".
 func TestBinaryAnswersImport(t *testing.T) {
 	want := map[string]string{"files.logo": "image/png", "files.invoice": "application/pdf", "files.blob": "application/octet-stream", "files.export": "application/zip"}
 	tools := 0
@@ -60,6 +63,12 @@ func TestBinaryAnswersImport(t *testing.T) {
 			if err := json.Unmarshal(m.JSON, &v); err != nil {
 				t.Fatal(err)
 			}
+			if m.ID == "files.odd" { // a content key that is no media type is not named
+				if v.Output["contentMediaType"] != nil || !strings.HasSuffix(v.Description, "The answer is a file.") {
+					t.Errorf("odd: %v %q", v.Output, v.Description)
+				}
+				continue
+			}
 			mt, binary := want[m.ID]
 			if !binary {
 				if m.ID != "files.both" || v.Output["type"] != "object" || v.Spec.ParseJSON != nil {
@@ -75,8 +84,8 @@ func TestBinaryAnswersImport(t *testing.T) {
 			}
 		}
 	}
-	if tools != 5 {
-		t.Errorf("%d tools, want 5", tools)
+	if tools != 6 {
+		t.Errorf("%d tools, want 6", tools)
 	}
 }
 

@@ -81,11 +81,17 @@ func (im *importer) responses(method, path string, op *openapi3.Operation, t *to
 // a file.
 func binaryAnswer(t *tool, spec *httpspec.Spec, types []string) {
 	spec.ParseJSON = new(bool)
+	// A content key that is no media type ("string", "undefined": real
+	// descriptions have them) is not named: it would tell the model a lie.
+	types = slices.DeleteFunc(slices.Clone(types), func(k string) bool { return !strings.Contains(k, "/") })
 	out := map[string]any{"type": "string", "contentEncoding": "base64"}
 	if len(types) > 0 && !strings.Contains(types[0], "*") {
 		out["contentMediaType"] = types[0]
 	}
 	t.Output = out
-	line := "The answer is a file of type " + strings.Join(types, " or ") + "."
+	line := "The answer is a file."
+	if len(types) > 0 {
+		line = "The answer is a file of type " + strings.Join(types, " or ") + "."
+	}
 	t.Description = cut(t.Description, maxDescription-len(line)-2) + "\n\n" + line // the line survives a long description
 }
