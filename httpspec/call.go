@@ -18,12 +18,11 @@ import (
 
 // Handle runs invoke steps 2–8.
 func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, error) {
-	dl, cancel := h.deadlines(ctx, call)
+	cctx, dl, cancel := h.deadlines(ctx, call)
 	defer cancel()
-	cctx := dl.Call
 	req, err := h.planCall(cctx, call, "")
 	if err != nil {
-		return nil, dl.TimeoutError(err)
+		return nil, dl.TimeoutError(cctx, err)
 	}
 	stream, small := h.streamer(cctx, call)
 	resp, err := h.send(cctx, req, stream)
@@ -31,20 +30,20 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		// The token may have been revoked early: refresh once, retry once.
 		attempts := resp.Attempts
 		if req, err = h.planCall(cctx, call, req.credential); err != nil {
-			return nil, dl.TimeoutError(err)
+			return nil, dl.TimeoutError(cctx, err)
 		}
 		resp, err = h.send(cctx, req, stream)
 		if resp != nil {
 			resp.Attempts += attempts
 		}
 	}
-	return h.answer(dl, req, resp, small, err)
+	return h.answer(cctx, dl, req, resp, small, err)
 }
 
 // deadlines are the call's: its own timeout under the caller's.
 //
 //go:noinline
-func (h *Handler) deadlines(ctx context.Context, call *synth.Call) (synth.Deadlines, context.CancelFunc) {
+func (h *Handler) deadlines(ctx context.Context, call *synth.Call) (context.Context, synth.Deadlines, context.CancelFunc) {
 	own := h.timeout
 	if call.Options.Timeout > 0 {
 		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
@@ -71,9 +70,9 @@ func (h *Handler) streamer(cctx context.Context, call *synth.Call) (stream func(
 // answer makes the call's output of its answer or error.
 //
 //go:noinline
-func (h *Handler) answer(dl synth.Deadlines, req *plan, resp *fetch.Response, small *[]byte, err error) (*synth.Output, error) {
+func (h *Handler) answer(cctx context.Context, dl synth.Deadlines, req *plan, resp *fetch.Response, small *[]byte, err error) (*synth.Output, error) {
 	if err != nil {
-		return nil, h.fetchError(dl, req, err)
+		return nil, h.fetchError(cctx, dl, req, err)
 	}
 	if resp.Streamed {
 		if small == nil || *small == nil {
@@ -94,7 +93,7 @@ func (h *Handler) send(ctx context.Context, r *plan, stream func(int, io.Reader)
 	return h.client.Do(ctx, &r.Request)
 }
 
-func (h *Handler) fetchError(dl synth.Deadlines, r *plan, err error) error {
+func (h *Handler) fetchError(cctx context.Context, dl synth.Deadlines, r *plan, err error) error {
 	var denied *fetch.DeniedError
 	var truncated *fetch.TruncatedError
 	var over *budget.OverError
@@ -120,11 +119,11 @@ func (h *Handler) fetchError(dl synth.Deadlines, r *plan, err error) error {
 	case errors.Is(err, fetch.ErrTooLarge):
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTooLarge, Err: err,
 			Message: r.Secrets.Redact(fmt.Sprintf("the response is larger than the %d-byte cap (%v): raise limits.memMB or ask the API for less", h.cap(), err))}
-	case errors.As(err, &truncated) && dl.Call.Err() == nil:
+	case errors.As(err, &truncated) && cctx.Err() == nil:
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: ReasonResponseTruncated, Err: err,
 			Message: r.Secrets.Redact(fmt.Sprintf("%s %s: fetch failed: %v, so the answer is incomplete", r.Method, redactURL(r.URL), truncated))}
-	case dl.Call.Err() != nil:
-		return dl.Ended(err)
+	case cctx.Err() != nil:
+		return dl.Ended(cctx, err)
 	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
 		// The service's own limit, not the upstream's fault.
 		return &synth.Error{Code: synth.CodeHandlerError, Reason: synth.ReasonOverloaded, Err: err,

@@ -134,9 +134,8 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		own = &synth.Timeout{D: call.Options.Timeout, What: "the call's timeout option"}
 	}
 	outer := ctx
-	dl, cancel := synth.WithTimeout(ctx, own)
+	ctx, dl, cancel := synth.WithTimeout(ctx, own)
 	defer func() { cancel() }()
-	ctx = dl.Call
 	// authorized answers the server's OAuth challenge ch outside the call's
 	// timeout (a person may be at the authorization page), then starts the
 	// timeout again for the call's own work.
@@ -144,8 +143,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		c, err := h.authorize(outer, call, ch, tries)
 		if err == nil {
 			cancel()
-			dl, cancel = synth.WithTimeout(outer, own)
-			ctx = dl.Call
+			ctx, dl, cancel = synth.WithTimeout(outer, own)
 		}
 		return c, err
 	}
@@ -158,7 +156,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		}
 		c, err := h.credential(ctx, call, rejected)
 		if err != nil {
-			return dl.TimeoutError(err)
+			return dl.TimeoutError(ctx, err)
 		}
 		cred = c
 		return nil
@@ -170,7 +168,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 	if h.oauth() {
 		c, err := h.heldToken(ctx, call)
 		if err != nil {
-			return nil, dl.TimeoutError(err)
+			return nil, dl.TimeoutError(ctx, err)
 		}
 		cred = c
 	}
@@ -181,7 +179,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, dl.Ended(err)
+				return nil, dl.Ended(ctx, err)
 			}
 			var late *lateError
 			if errors.As(err, &late) && try < 3 {
@@ -212,7 +210,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			var le *listError
 			if errors.As(err, &le) {
 				if ctx.Err() != nil {
-					return nil, dl.Ended(err)
+					return nil, dl.Ended(ctx, err)
 				}
 				// Listing again after a reload failed (the server forgot the
 				// session, a token expired): a new session lists afresh.
@@ -235,7 +233,7 @@ func (h *Handler) Handle(ctx context.Context, call *synth.Call) (*synth.Output, 
 			if h.ep.Transport == "stdio" {
 				go h.checkAlive(s)
 			}
-			return nil, dl.Ended(err)
+			return nil, dl.Ended(ctx, err)
 		case h.oauth() && s.challenge.Load() != nil:
 			h.syn.pool.drop(s)
 			if cred, err = authorized(s.challenge.Load(), &tries); err != nil {

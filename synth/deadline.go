@@ -23,33 +23,35 @@ func (o *Timeout) Error() string {
 	return fmt.Sprintf("%s of %dms passed", o.What, o.D.Milliseconds())
 }
 
-// Deadlines are the contexts of one call: the caller's (Parent) and the
-// call's own (Call: Parent bounded by Own).
+// Deadlines are what a call was given to run in: its own timeout and when
+// it started. They keep no context: the call's (made by WithTimeout) is
+// passed to Ended and TimeoutError, which tell from it what ended the call.
 type Deadlines struct {
-	Parent, Call context.Context
-	Own          *Timeout
-	Start        time.Time
+	Own   *Timeout
+	Start time.Time
 }
 
-// WithTimeout starts a call under own within ctx. Cancel the context it
-// made when the call ends.
-func WithTimeout(ctx context.Context, own *Timeout) (Deadlines, context.CancelFunc) {
+// WithTimeout starts a call under own within ctx: the call's context, ctx
+// bounded by own (its cause when it fires), and its Deadlines. Cancel the
+// context when the call ends.
+func WithTimeout(ctx context.Context, own *Timeout) (context.Context, Deadlines, context.CancelFunc) {
 	start := time.Now()
 	cctx, cancel := context.WithTimeoutCause(ctx, own.D, own)
-	return Deadlines{Parent: ctx, Call: cctx, Own: own, Start: start}, cancel
+	return cctx, Deadlines{Own: own, Start: start}, cancel
 }
 
-// Ended words the error of a call whose context has ended, naming what
-// ended it: the caller cancelling, the caller's deadline, or the call's
-// own timeout (reason timeout or canceled).
-func (dl Deadlines) Ended(err error) error {
+// Ended words the error of a call whose context (call, WithTimeout's) has
+// ended, naming what ended it: the call's own timeout (its cause is Own),
+// the caller's deadline, or the caller cancelling (reason timeout or
+// canceled).
+func (dl Deadlines) Ended(call context.Context, err error) error {
 	elapsed := time.Since(dl.Start).Milliseconds()
 	var own *Timeout
 	switch {
-	case errors.As(context.Cause(dl.Call), &own) || dl.Parent.Err() == nil:
+	case errors.As(context.Cause(call), &own) && own == dl.Own || call.Err() == nil:
 		return &Error{Code: CodeHandlerError, Reason: ReasonTimeout, Err: err,
 			Message: fmt.Sprintf("timed out after %dms (%s)", dl.Own.D.Milliseconds(), dl.Own.What)}
-	case errors.Is(dl.Parent.Err(), context.DeadlineExceeded):
+	case errors.Is(call.Err(), context.DeadlineExceeded):
 		msg := fmt.Sprintf("timed out after %dms: the caller's deadline passed, before %s of %dms", elapsed, dl.Own.What, dl.Own.D.Milliseconds())
 		return &Error{Code: CodeHandlerError, Reason: ReasonTimeout, Err: err, Message: msg}
 	}
@@ -60,10 +62,10 @@ func (dl Deadlines) Ended(err error) error {
 // TimeoutError is err, or, when the call's context has ended and err is
 // not already a *Error, the words of Ended: a connection refresh or a
 // secret store cut off by the deadline says so.
-func (dl Deadlines) TimeoutError(err error) error {
+func (dl Deadlines) TimeoutError(call context.Context, err error) error {
 	var e *Error
-	if dl.Call.Err() == nil || errors.As(err, &e) {
+	if call.Err() == nil || errors.As(err, &e) {
 		return err
 	}
-	return dl.Ended(err)
+	return dl.Ended(call, err)
 }
