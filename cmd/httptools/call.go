@@ -65,17 +65,10 @@ printed, its answer taken on a callback listener on 127.0.0.1; a 403 insufficien
 		fmt.Fprintln(stderr, "httptools call: name exactly one manifest")
 		return 2
 	}
-	src, err := os.ReadFile(pos[0])
+	src, in, err := readCallFiles(pos[0], *input)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools call:", err)
 		return 2
-	}
-	in := []byte(*input)
-	if strings.HasPrefix(*input, "@") {
-		if in, err = os.ReadFile((*input)[1:]); err != nil {
-			fmt.Fprintln(stderr, "httptools call:", err)
-			return 2
-		}
 	}
 	reg := &synth.Registry{}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -117,15 +110,37 @@ printed, its answer taken on a callback listener on 127.0.0.1; a 403 insufficien
 	if err != nil {
 		return printError(stderr, err)
 	}
-	var pretty bytes.Buffer
-	if *dryRun && *format != "json" {
+	printCallOutput(stdout, out, *dryRun, *format)
+	return 0
+}
+
+// readCallFiles reads the manifest and the tool input: the --input value
+// itself, or the file it names after an @.
+func readCallFiles(manifest, input string) (src, in []byte, err error) {
+	if src, err = os.ReadFile(manifest); err != nil {
+		return nil, nil, err
+	}
+	if !strings.HasPrefix(input, "@") {
+		return src, []byte(input), nil
+	}
+	if in, err = os.ReadFile(input[1:]); err != nil {
+		return nil, nil, err
+	}
+	return src, in, nil
+}
+
+// printCallOutput prints a call's output indented, or a dry run's curl
+// line (unless --format json asks for the whole request).
+func printCallOutput(stdout io.Writer, out json.RawMessage, dryRun bool, format string) {
+	if dryRun && format != "json" {
 		var d struct{ Curl string }
 		if json.Unmarshal(out, &d) == nil && d.Curl != "" {
 			fmt.Fprintln(stdout, d.Curl)
-			return 0
+			return
 		}
 	}
-	if *dryRun {
+	var pretty bytes.Buffer
+	if dryRun {
 		pretty.Write(out) // already indented, headers one per line
 	} else if json.Indent(&pretty, out, "", "  ") != nil {
 		pretty.Reset()
@@ -133,7 +148,6 @@ printed, its answer taken on a callback listener on 127.0.0.1; a 403 insufficien
 	}
 	pretty.WriteByte('\n')
 	stdout.Write(pretty.Bytes())
-	return 0
 }
 
 // printError writes {"error":{"code","reason","message","details"}} and

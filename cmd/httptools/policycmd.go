@@ -43,15 +43,34 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, policyHelp)
 		return 2
 	}
+	policies, rc := readPolicies([]string{*all, *own}, stdout, stderr)
+	if policies == nil {
+		return rc
+	}
+	ts, err := server.LoadTools(*tools, &synth.Loader{}, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools policy:", err)
+		return 1
+	}
+	for _, s := range policySubjects(policies) {
+		printSightings(stdout, s, ts, policies)
+	}
+	return 0
+}
+
+// readPolicies parses each named policy file (empty names skipped). On a
+// problem it prints it and returns nil with the exit code: 2 for an
+// unreadable file (usage), 1 for a policy with problems.
+func readPolicies(files []string, stdout, stderr io.Writer) ([]*policy.Policy, int) {
 	var policies []*policy.Policy
-	for _, file := range []string{*all, *own} {
+	for _, file := range files {
 		if file == "" {
 			continue
 		}
 		src, err := os.ReadFile(file)
 		if err != nil {
 			fmt.Fprintln(stderr, "httptools policy:", unwrapPath(err))
-			return 2
+			return nil, 2
 		}
 		p, err := policy.Parse(src)
 		if err != nil {
@@ -59,23 +78,27 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 				for _, pr := range pe.Problems {
 					fmt.Fprintf(stdout, "%s: %s\n", file, pr)
 				}
-				return 1
+				return nil, 1
 			}
 			fmt.Fprintf(stdout, "%s: %v\n", file, err)
-			return 1
+			return nil, 1
 		}
 		policies = append(policies, p)
 	}
-	ts, err := server.LoadTools(*tools, &synth.Loader{}, nil)
-	if err != nil {
-		fmt.Fprintln(stderr, "httptools policy:", err)
-		return 1
-	}
-	type subject struct {
-		name string
-		who  policy.Subject
-	}
-	subjects := []subject{{"role admin", policy.Subject{Role: auth.RoleAdmin}}, {"role service", policy.Subject{Role: auth.RoleService}}, {"role person", policy.Subject{Role: auth.RolePerson}}}
+	return policies, 0
+}
+
+// policySubject is one line of the report: a label and who it stands for.
+type policySubject struct {
+	name string
+	who  policy.Subject
+}
+
+// policySubjects lists every key role, then every key id and person the
+// rules name, sorted and once each, so the report covers whoever a rule
+// could single out.
+func policySubjects(policies []*policy.Policy) []policySubject {
+	subjects := []policySubject{{"role admin", policy.Subject{Role: auth.RoleAdmin}}, {"role service", policy.Subject{Role: auth.RoleService}}, {"role person", policy.Subject{Role: auth.RolePerson}}}
 	var keys, persons []string
 	for _, p := range policies {
 		for _, r := range p.Rules {
@@ -86,28 +109,31 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 	slices.Sort(keys)
 	slices.Sort(persons)
 	for _, k := range slices.Compact(keys) {
-		subjects = append(subjects, subject{"key " + k + " (a service key)", policy.Subject{Role: auth.RoleService, Key: k}})
+		subjects = append(subjects, policySubject{"key " + k + " (a service key)", policy.Subject{Role: auth.RoleService, Key: k}})
 	}
 	for _, p := range slices.Compact(persons) {
-		subjects = append(subjects, subject{"person " + p + " (their own key)", policy.Subject{Role: auth.RolePerson, Person: p}})
+		subjects = append(subjects, policySubject{"person " + p + " (their own key)", policy.Subject{Role: auth.RolePerson, Person: p}})
 	}
-	for _, s := range subjects {
-		var lines []string
-		seen := 0
-		for _, id := range ts.IDs() {
-			tool, _ := ts.Tool(id)
-			d := policy.Decide(server.ToolFacts(tool), s.who, policies...)
-			if d.Allow {
-				seen++
-				lines = append(lines, fmt.Sprintf("  + %s", id))
-			} else {
-				lines = append(lines, fmt.Sprintf("  - %s (denied by %s)", id, d.Rule))
-			}
-		}
-		fmt.Fprintf(stdout, "%s: sees %d of %s\n", s.name, seen, plural(len(ts.IDs()), "tool"))
-		for _, l := range lines {
-			fmt.Fprintln(stdout, l)
+	return subjects
+}
+
+// printSightings prints how many tools one subject sees, then each tool
+// with + (allowed) or - and the rule that denies it.
+func printSightings(stdout io.Writer, s policySubject, ts *server.Toolset, policies []*policy.Policy) {
+	var lines []string
+	seen := 0
+	for _, id := range ts.IDs() {
+		tool, _ := ts.Tool(id)
+		d := policy.Decide(server.ToolFacts(tool), s.who, policies...)
+		if d.Allow {
+			seen++
+			lines = append(lines, fmt.Sprintf("  + %s", id))
+		} else {
+			lines = append(lines, fmt.Sprintf("  - %s (denied by %s)", id, d.Rule))
 		}
 	}
-	return 0
+	fmt.Fprintf(stdout, "%s: sees %d of %s\n", s.name, seen, plural(len(ts.IDs()), "tool"))
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
 }
