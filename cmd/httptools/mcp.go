@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -84,25 +85,7 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	// Approvals of the person's calls in runs no person started are asked
 	// in the client, when it takes forms.
 	go srv.ElicitApprovals(ctx, ms, "local", *toolset, *person, 2*time.Second)
-	// SIGHUP reloads the folder; the client is told the list changed.
-	// It ends with the command, so that nothing it logs comes after.
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-			}
-			prev := srv.Tools()
-			if err := srv.Reload(); err != nil {
-				log.Error("reload failed; the previous tools stay", "error", err.Error())
-				continue
-			}
-			logNotices(log, srv.Tools(), prev)
-			srv.SyncMCP(ms, "local", who)
-			log.Info("reloaded", "tools", len(srv.Tools().IDs()))
-		}
-	}()
+	go reloadOnHangup(ctx, hup, srv, ms, who, log)
 	// Ids come back as sent (the SDK reads them through a float64).
 	in, out := server.ExactIDs(stdin, stdout)
 	defer in.Close()
@@ -113,6 +96,27 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 		return 1
 	}
 	return 0
+}
+
+// reloadOnHangup reloads the folder on each SIGHUP and tells the client the
+// list changed; a failed reload keeps the previous tools. It ends with the
+// command, so that nothing it logs comes after.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Server, ms *mcp.Server, who func(*mcp.CallToolRequest) string, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		prev := srv.Tools()
+		if err := srv.Reload(); err != nil {
+			log.Error("reload failed; the previous tools stay", "error", err.Error())
+			continue
+		}
+		logNotices(log, srv.Tools(), prev)
+		srv.SyncMCP(ms, "local", who)
+		log.Info("reloaded", "tools", len(srv.Tools().IDs()))
+	}
 }
 
 // stateDB is the store of httptools mcp when --db is not given: a SQLite
