@@ -65,33 +65,11 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	if verb == "revoke" && id == "" && len(pos) > 0 {
 		id = pos[0]
 	}
-	switch {
-	case verb == "create" && *tenant == "":
-		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
-		return 2
-	case verb == "create":
-		if err := auth.CheckRole(*role, *person); err != nil {
-			fmt.Fprintln(stderr, "httptools keys create:", err)
-			return 2
-		}
-		if *unattended != "" && *role != auth.RoleService {
-			fmt.Fprintln(stderr, "httptools keys create: --unattended-tools is a service key's (a kernel's runs): add --role service")
-			return 2
-		}
-	case verb == "revoke" && id == "":
-		fmt.Fprintln(stderr, "httptools keys revoke: name the key's id (httptools keys list shows them)")
-		return 2
-	case verb != "list" && verb != "revoke":
-		fmt.Fprintln(stderr, usage)
-		return 2
+	if rc, bad := checkKeysArgs(stderr, verb, usage, *tenant, *role, *person, *unattended, id); bad {
+		return rc
 	}
-	if path, ok := strings.CutPrefix(*db, "sqlite:"); ok && verb != "create" {
-		// Listing or revoking in a folder with no store would make an
-		// empty one and list no keys: the keys are elsewhere, not gone.
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "httptools keys %s: no store at %s (nothing was created): run it in the folder serve ran in, or name the store with --db sqlite:PATH (or HTTPTOOLS_DB)\n", verb, path)
-			return 1
-		}
+	if rc, missing := missingStore(stderr, verb, *db); missing {
+		return rc
 	}
 	ctx := context.Background()
 	// Warnings only: the key file's informational line on every keys
@@ -105,56 +83,114 @@ func keys(args []string, stdout, stderr io.Writer) int {
 	store := sq // the keys are the store's, beside connections and secrets
 	switch verb {
 	case "create":
-		key, k, err := store.CreateAPIKey(ctx, *tenant, *role, *person)
-		if err != nil {
-			fmt.Fprintln(stderr, "httptools keys:", err)
-			return 1
-		}
-		if *toolset != "" {
-			if err := store.BindToolset(ctx, *tenant, k.ID, *toolset); err != nil {
-				fmt.Fprintln(stderr, "httptools keys:", err)
-				return 1
-			}
-			k.Toolset = *toolset
-		}
-		if *unattended != "" {
-			if err := store.SetUnattendedTools(ctx, *tenant, k.ID, strings.Split(*unattended, ",")); err != nil {
-				fmt.Fprintln(stderr, "httptools keys:", err)
-				return 1
-			}
-		}
-		who := ""
-		if k.Person != "" {
-			who = " for person " + k.Person
-		}
-		if k.Toolset != "" {
-			who += ", toolset " + k.Toolset
-		}
-		fmt.Fprintf(stdout, "API key %s, role %s%s, tenant %s (shown once; only its hash is stored):\n%s\n", k.ID, k.Role, who, *tenant, key)
+		return keysCreate(ctx, store, stdout, stderr, *tenant, *role, *person, *toolset, *unattended)
 	case "list":
-		ks, err := store.APIKeys(ctx, *tenant)
-		if err != nil {
-			fmt.Fprintln(stderr, "httptools keys:", err)
-			return 1
-		}
-		// Every property keys create sets is a column: a key's toolset and
-		// unattended tools are what it may do, as much as its role.
-		const row = "%-22s %-16s %-8s %-16s %-20s %-12s %s\n"
-		fmt.Fprintf(stdout, row, "ID", "TENANT", "ROLE", "PERSON", "CREATED", "TOOLSET", "UNATTENDED")
-		for _, k := range ks {
-			fmt.Fprintf(stdout, row, k.ID, k.Tenant, k.Role, orDash(k.Person), k.Created.UTC().Format(time.RFC3339), orDash(k.Toolset), orDash(strings.Join(k.UnattendedTools, ",")))
-		}
-	case "revoke":
-		if err := store.RevokeAPIKey(ctx, *tenant, id); err != nil {
-			if errors.Is(err, connections.ErrNotFound) {
-				fmt.Fprintf(stderr, "httptools keys revoke: no key %s (httptools keys list shows them)\n", id)
-				return 1
-			}
-			fmt.Fprintln(stderr, "httptools keys:", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "revoked %s (replicas stop taking it within a minute)\n", id)
+		return keysList(ctx, store, stdout, stderr, *tenant)
 	}
+	return keysRevoke(ctx, store, stdout, stderr, *tenant, id)
+}
+
+// checkKeysArgs reports a flag combination the verb cannot run with, in
+// one line that says what to add; bad is true when it printed one.
+func checkKeysArgs(stderr io.Writer, verb, usage, tenant, role, person, unattended, id string) (rc int, bad bool) {
+	switch {
+	case verb == "create" && tenant == "":
+		fmt.Fprintln(stderr, "httptools keys create: --tenant is required")
+		return 2, true
+	case verb == "create":
+		if err := auth.CheckRole(role, person); err != nil {
+			fmt.Fprintln(stderr, "httptools keys create:", err)
+			return 2, true
+		}
+		if unattended != "" && role != auth.RoleService {
+			fmt.Fprintln(stderr, "httptools keys create: --unattended-tools is a service key's (a kernel's runs): add --role service")
+			return 2, true
+		}
+	case verb == "revoke" && id == "":
+		fmt.Fprintln(stderr, "httptools keys revoke: name the key's id (httptools keys list shows them)")
+		return 2, true
+	case verb != "list" && verb != "revoke":
+		fmt.Fprintln(stderr, usage)
+		return 2, true
+	}
+	return 0, false
+}
+
+// missingStore stops list and revoke on a SQLite store that is not there:
+// opening it would make an empty one and list no keys, while the keys are
+// elsewhere, not gone.
+func missingStore(stderr io.Writer, verb, db string) (rc int, missing bool) {
+	path, ok := strings.CutPrefix(db, "sqlite:")
+	if !ok || verb == "create" {
+		return 0, false
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "httptools keys %s: no store at %s (nothing was created): run it in the folder serve ran in, or name the store with --db sqlite:PATH (or HTTPTOOLS_DB)\n", verb, path)
+		return 1, true
+	}
+	return 0, false
+}
+
+// keysCreate makes the key, binds its toolset and unattended tools, and
+// prints it the one time it is shown.
+func keysCreate(ctx context.Context, store *sqlstore.SQLStore, stdout, stderr io.Writer, tenant, role, person, toolset, unattended string) int {
+	key, k, err := store.CreateAPIKey(ctx, tenant, role, person)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	if toolset != "" {
+		if err := store.BindToolset(ctx, tenant, k.ID, toolset); err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+		k.Toolset = toolset
+	}
+	if unattended != "" {
+		if err := store.SetUnattendedTools(ctx, tenant, k.ID, strings.Split(unattended, ",")); err != nil {
+			fmt.Fprintln(stderr, "httptools keys:", err)
+			return 1
+		}
+	}
+	who := ""
+	if k.Person != "" {
+		who = " for person " + k.Person
+	}
+	if k.Toolset != "" {
+		who += ", toolset " + k.Toolset
+	}
+	fmt.Fprintf(stdout, "API key %s, role %s%s, tenant %s (shown once; only its hash is stored):\n%s\n", k.ID, k.Role, who, tenant, key)
+	return 0
+}
+
+// keysList prints the keys as a table, one column per property keys create sets.
+func keysList(ctx context.Context, store *sqlstore.SQLStore, stdout, stderr io.Writer, tenant string) int {
+	ks, err := store.APIKeys(ctx, tenant)
+	if err != nil {
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	// Every property keys create sets is a column: a key's toolset and
+	// unattended tools are what it may do, as much as its role.
+	const row = "%-22s %-16s %-8s %-16s %-20s %-12s %s\n"
+	fmt.Fprintf(stdout, row, "ID", "TENANT", "ROLE", "PERSON", "CREATED", "TOOLSET", "UNATTENDED")
+	for _, k := range ks {
+		fmt.Fprintf(stdout, row, k.ID, k.Tenant, k.Role, orDash(k.Person), k.Created.UTC().Format(time.RFC3339), orDash(k.Toolset), orDash(strings.Join(k.UnattendedTools, ",")))
+	}
+	return 0
+}
+
+// keysRevoke revokes one key; an unknown id says where the ids are.
+func keysRevoke(ctx context.Context, store *sqlstore.SQLStore, stdout, stderr io.Writer, tenant, id string) int {
+	if err := store.RevokeAPIKey(ctx, tenant, id); err != nil {
+		if errors.Is(err, connections.ErrNotFound) {
+			fmt.Fprintf(stderr, "httptools keys revoke: no key %s (httptools keys list shows them)\n", id)
+			return 1
+		}
+		fmt.Fprintln(stderr, "httptools keys:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "revoked %s (replicas stop taking it within a minute)\n", id)
 	return 0
 }
 
