@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -34,13 +36,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics without a key on this address of its own, e.g. 127.0.0.1:9464 (on --addr it needs an admin key: its series name tenants)")
 	dbConns := fs.Int("db-max-conns", sqlstore.DefaultMaxConns, "PostgreSQL connections this replica may open; N replicas need N times it within the server's max_connections")
 	dbWait := fs.Duration("db-wait", 30*time.Second, "how long start-up waits for a PostgreSQL store that refuses (restarting, or out of connections)")
-	var lim server.ConnLimits
-	fs.IntVar(&lim.MaxConns, "max-conns", 0, "open client connections at most; past it the oldest idle one is closed (default half the descriptor limit)")
-	fs.IntVar(&lim.MaxIdlePerClient, "max-idle-conns-per-client", server.DefaultMaxIdlePerClient, "connections of one client address waiting for headers or kept alive; past it that client's oldest one is closed")
-	fs.DurationVar(&lim.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "how long a request's headers may take to arrive")
-	fs.DurationVar(&lim.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a request's body may take to arrive")
-	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
-	fs.DurationVar(&lim.WriteStall, "write-stall", server.DefaultWriteStall, "how long a client may read nothing of an answer before its connection is closed")
+	lim := connLimitFlags(fs.FlagSet)
 	pos, rc, ok := fs.parse(args, stdout, stderr)
 	if !ok {
 		return rc
@@ -56,8 +52,7 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 	// buffered before it, and never beside the flusher's writes.
 	stderr = logs.Direct()
 	ctx := context.Background()
-	// The tools first: a problem with --tools creates nothing and holds no
-	// port.
+	// The tools first: a problem with --tools creates nothing, holds no port.
 	f.production = true
 	p, err := f.check(log)
 	if err != nil {
@@ -86,59 +81,31 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 		fmt.Fprintln(stderr, "httptools serve:", err)
 		return 1
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := stopTracing(sctx); err != nil {
-			log.Warn("spans not exported before stopping", "error", err.Error())
-		}
-	}()
+	defer flushSpans(stopTracing, log)
 	srv, err := f.build(ctx, p, store, ln.Addr().String(), log)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools serve:", err)
 		return 1
 	}
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "httptools %s: %s from %s\n", fetch.Version, plural(len(srv.Tools().IDs()), "tool"), f.tools)
-	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
-	fmt.Fprintf(stdout, "  MCP   %s/mcp\n", base)
-	if f.uiOn(ln.Addr().String()) {
-		fmt.Fprintf(stdout, "  UI    %s/ui/ (sign in with an API key)\n", base)
-	}
-	if path, ok := strings.CutPrefix(f.db, "sqlite:"); ok {
-		if key, err := localKey(ctx, srv.Keys(), path+".local-api-key"); err == nil {
-			fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)
-			fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' %s/v1/tools\n", key, base)
-		} else {
-			log.Warn("no local API key", "error", err)
-		}
-	} else {
-		fmt.Fprintln(stdout, "create API keys with: httptools keys create --tenant T --db …")
-	}
-	if *pprofAddr != "" {
-		go func() {
-			mux := http.NewServeMux()
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			log.Warn("profiler on", "addr", *pprofAddr, "error", http.ListenAndServe(*pprofAddr, mux))
-		}()
-	}
-	hs := server.NewHTTPServer(metadataDocument(strings.TrimRight(f.publicURL, "/"), srv.Handler()), lim, log) // mcpconnect.go
+	printBanner(ctx, stdout, &f, srv, ln.Addr().String(), log)
+	startPprof(*pprofAddr, log)
+	hs := server.NewHTTPServer(metadataDocument(strings.TrimRight(f.publicURL, "/"), srv.Handler()), *lim, log) // mcpconnect.go
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if *metricsAddr != "" {
-		mln, err := net.Listen("tcp", *metricsAddr)
+		ms, err := serveMetrics(*metricsAddr, srv, stdout, log)
 		if err != nil {
 			fmt.Fprintf(stderr, "httptools serve: --metrics-addr %s: %v\n", *metricsAddr, unwrapOp(err))
 			return 1
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", srv.MetricsHandler())
-		ms := server.NewHTTPServer(mux, server.ConnLimits{}, log)
-		go ms.Serve(mln)
 		defer ms.Close()
-		fmt.Fprintf(stdout, "  metrics http://%s/metrics\n", mln.Addr())
 	}
+	return serveUntilStopped(ctx, stderr, errc, srv, hs, *drainDelay, *drain, logs, log)
+}
+
+// serveUntilStopped reloads on SIGHUP until SIGTERM or an interrupt stops
+// the server (exit 0) or the listener fails (exit 1).
+func serveUntilStopped(ctx context.Context, stderr io.Writer, errc <-chan error, srv *server.Server, hs *server.HTTPServer, drainDelay, drain time.Duration, logs *logWriter, log *slog.Logger) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
@@ -148,51 +115,135 @@ the tenants of its API keys. SIGHUP reloads DIR; SIGTERM drains calls in flight 
 			fmt.Fprintln(stderr, "httptools serve:", err)
 			return 1
 		case <-hangup.C: // caught since the program started (internal/hangup): one during start-up reloads now
-			prev := srv.Tools()
-			if err := srv.Reload(); err != nil {
-				log.Error("reload failed; the previous tools stay", "error", err.Error())
-			} else {
-				logNotices(log, srv.Tools(), prev)
-				log.Info("reloaded", "tools", len(srv.Tools().IDs()))
-			}
+			reloadTools(srv, log)
 			logs.Flush()
 		case sig := <-sigs:
-			if sig == syscall.SIGTERM && *drainDelay > 0 {
-				// Lame duck first: a proxy's connections end one answer
-				// at a time, and its idle ones time out on its side.
-				log.Info("stopping: the port is closed; open connections end after their next answer", "delay", drainDelay.String())
-				logs.Flush()
-				srv.Drain()
-				hs.Drain()
-				select {
-				case <-time.After(*drainDelay):
-				case <-sigs: // a second signal: stop now
-				}
-			}
-			log.Info("stopping: draining calls in flight", "timeout", drain.String())
-			logs.Flush()
-			sctx, cancel := context.WithTimeout(ctx, *drain)
-			srv.EndListens() // MCP listen streams end by themselves only with their clients
-			err := hs.Shutdown(sctx)
-			cancel()
-			if err != nil {
-				log.Error("drain timed out; closing", "error", err.Error())
-				hs.Close()
-			}
-			srv.Wait()
-			srv.CloseHistory() // what is queued is written
-			if mgr := srv.Manager(); mgr != nil {
-				fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				if err := mgr.Flush(fctx); err != nil {
-					log.Error("a refreshed token held in memory could not be stored; its connection may need to be reconnected", "error", err.Error())
-				}
-				cancel()
-				mgr.Close() // its background writers end
-			}
-			log.Info("stopped")
+			stopServing(ctx, sig, sigs, srv, hs, drainDelay, drain, logs, log)
 			return 0
 		}
 	}
+}
+
+// connLimitFlags registers the flags that bound client connections.
+func connLimitFlags(fs *flag.FlagSet) *server.ConnLimits {
+	var lim server.ConnLimits
+	fs.IntVar(&lim.MaxConns, "max-conns", 0, "open client connections at most; past it the oldest idle one is closed (default half the descriptor limit)")
+	fs.IntVar(&lim.MaxIdlePerClient, "max-idle-conns-per-client", server.DefaultMaxIdlePerClient, "connections of one client address waiting for headers or kept alive; past it that client's oldest one is closed")
+	fs.DurationVar(&lim.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "how long a request's headers may take to arrive")
+	fs.DurationVar(&lim.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a request's body may take to arrive")
+	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
+	fs.DurationVar(&lim.WriteStall, "write-stall", server.DefaultWriteStall, "how long a client may read nothing of an answer before its connection is closed")
+	return &lim
+}
+
+// flushSpans exports the spans still buffered, for at most 5 seconds.
+func flushSpans(stopTracing func(context.Context) error, log *slog.Logger) {
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stopTracing(sctx); err != nil {
+		log.Warn("spans not exported before stopping", "error", err.Error())
+	}
+}
+
+// printBanner prints where the tools are served and, on a SQLite store,
+// the local tenant's API key with a curl line to try it.
+func printBanner(ctx context.Context, stdout io.Writer, f *serviceFlags, srv *server.Server, addr string, log *slog.Logger) {
+	base := "http://" + addr
+	fmt.Fprintf(stdout, "httptools %s: %s from %s\n", fetch.Version, plural(len(srv.Tools().IDs()), "tool"), f.tools)
+	fmt.Fprintf(stdout, "  REST  %s/v1/tools\n", base)
+	fmt.Fprintf(stdout, "  MCP   %s/mcp\n", base)
+	if f.uiOn(addr) {
+		fmt.Fprintf(stdout, "  UI    %s/ui/ (sign in with an API key)\n", base)
+	}
+	path, ok := strings.CutPrefix(f.db, "sqlite:")
+	if !ok {
+		fmt.Fprintln(stdout, "create API keys with: httptools keys create --tenant T --db …")
+		return
+	}
+	if key, err := localKey(ctx, srv.Keys(), path+".local-api-key"); err == nil {
+		fmt.Fprintf(stdout, "API key for tenant local: %s\n", key)
+		fmt.Fprintf(stdout, "try: curl -s -H 'Authorization: Bearer %s' %s/v1/tools\n", key, base)
+	} else {
+		log.Warn("no local API key", "error", err)
+	}
+}
+
+// startPprof serves Go's profiler on addr, if one is set, until the
+// process ends.
+func startPprof(addr string, log *slog.Logger) {
+	if addr == "" {
+		return
+	}
+	go func() {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		log.Warn("profiler on", "addr", addr, "error", http.ListenAndServe(addr, mux))
+	}()
+}
+
+// serveMetrics serves /metrics without a key on an address of its own and
+// prints where; the caller closes the server it returns.
+func serveMetrics(addr string, srv *server.Server, stdout io.Writer, log *slog.Logger) (*server.HTTPServer, error) {
+	mln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", srv.MetricsHandler())
+	ms := server.NewHTTPServer(mux, server.ConnLimits{}, log)
+	go ms.Serve(mln)
+	fmt.Fprintf(stdout, "  metrics http://%s/metrics\n", mln.Addr())
+	return ms, nil
+}
+
+// reloadTools reloads the tools folder; a failed reload keeps the previous tools.
+func reloadTools(srv *server.Server, log *slog.Logger) {
+	prev := srv.Tools()
+	if err := srv.Reload(); err != nil {
+		log.Error("reload failed; the previous tools stay", "error", err.Error())
+		return
+	}
+	logNotices(log, srv.Tools(), prev)
+	log.Info("reloaded", "tools", len(srv.Tools().IDs()))
+}
+
+// stopServing stops on a signal: on SIGTERM a lame-duck delay first, then
+// calls in flight drain for at most drain, and what is queued is written.
+func stopServing(ctx context.Context, sig os.Signal, sigs <-chan os.Signal, srv *server.Server, hs *server.HTTPServer, drainDelay, drain time.Duration, logs *logWriter, log *slog.Logger) {
+	if sig == syscall.SIGTERM && drainDelay > 0 {
+		// Lame duck first: a proxy's connections end one answer
+		// at a time, and its idle ones time out on its side.
+		log.Info("stopping: the port is closed; open connections end after their next answer", "delay", drainDelay.String())
+		logs.Flush()
+		srv.Drain()
+		hs.Drain()
+		select {
+		case <-time.After(drainDelay):
+		case <-sigs: // a second signal: stop now
+		}
+	}
+	log.Info("stopping: draining calls in flight", "timeout", drain.String())
+	logs.Flush()
+	sctx, cancel := context.WithTimeout(ctx, drain)
+	srv.EndListens() // MCP listen streams end by themselves only with their clients
+	err := hs.Shutdown(sctx)
+	cancel()
+	if err != nil {
+		log.Error("drain timed out; closing", "error", err.Error())
+		hs.Close()
+	}
+	srv.Wait()
+	srv.CloseHistory() // what is queued is written
+	if mgr := srv.Manager(); mgr != nil {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := mgr.Flush(fctx); err != nil {
+			log.Error("a refreshed token held in memory could not be stored; its connection may need to be reconnected", "error", err.Error())
+		}
+		cancel()
+		mgr.Close() // its background writers end
+	}
+	log.Info("stopped")
 }
 
 // localKey returns the local tenant's API key, creating it (and a 0600 file
