@@ -67,6 +67,21 @@ func screenshots(t *testing.T) string {
 
 // page drives one browser tab for a test, failing it with the page's
 // HTML on the first error.
+// signedIn loads r's tools again (a test wrote its manifests), opens the
+// console in chromium and signs in with key A: the page and the console's
+// base URL.
+func signedIn(t *testing.T, r *rig) (*page, string) {
+	t.Helper()
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
+	base := r.http.URL
+	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
+		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	return p, base
+}
+
 type page struct {
 	t   *testing.T
 	ctx context.Context
@@ -275,13 +290,7 @@ func TestConsoleResultInView(t *testing.T) {
 	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "long.json"), []byte(`{"id":"t.search-all-the-things","description":"Search with many fields.","version":"1.0.0","mutating":false,
 		"input":{"type":"object","properties":{"id":{"type":"string"},`+strings.Join(props, ",")+`}},"output":{"type":"object"},
 		"spec":{"kind":"http","method":"GET","urlTemplate":"`+up+`/items/{id}"}}`), 0o644)
-	if err := r.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
-	base := r.http.URL
-	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
-		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	p, base := signedIn(t, r)
 	if icon := eval[string](p, `document.querySelector('link[rel="icon"]')?.href ?? ""`); !strings.HasPrefix(icon, "data:image/svg+xml") {
 		t.Errorf("no icon: %q", icon)
 	}

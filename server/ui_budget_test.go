@@ -45,13 +45,7 @@ func TestConsoleShowsTheModelsCutOfABigAnswer(t *testing.T) {
 	t.Cleanup(up.Close)
 	os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, "big.json"), []byte(`{"id":"t.big","description":"Lists every widget.","version":"1.0.0","mutating":false,
 		"input":{"type":"object"},"output":{"type":"object"},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/widgets"}}`), 0o644)
-	if err := r.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
-	base := r.http.URL
-	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
-		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	p, base := signedIn(t, r)
 	p.do("run the big tool", chromedp.Navigate(base+"/ui/tools/t.big"), chromedp.WaitVisible(css("#run")),
 		chromedp.Click(css("#run")), chromedp.WaitVisible(css("#output")))
 
@@ -119,13 +113,7 @@ func TestConsoleFindsAToolInALargeCatalogue(t *testing.T) {
 			"spec":{"kind":"http","method":"GET","urlTemplate":%q}}`, i, desc, prop, prop, url)
 		os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, fmt.Sprintf("gen-%03d.json", i)), []byte(m), 0o644)
 	}
-	if err := r.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
-	base := r.http.URL
-	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
-		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	p, base := signedIn(t, r)
 	const rows, shown = `document.querySelectorAll("#tools tbody tr").length`, `[...document.querySelectorAll("#tools tbody tr:not([hidden]) a")].map(a => a.textContent)`
 	if n, count := eval[float64](p, rows), p.text("#count"); n != 303 || count != "303" {
 		t.Fatalf("listed %v rows, count %q; want 303", n, count)

@@ -39,13 +39,7 @@ func TestConsoleShowsBinaryAnswers(t *testing.T) {
 		os.WriteFile(filepath.Join(r.srv.cfg.ToolsDir, kind+".json"), []byte(`{"id":"t.`+kind+`","description":"Bytes.","version":"1.0.0","mutating":false,
 			"input":{"type":"object"},"output":{},"spec":{"kind":"http","method":"GET","urlTemplate":"`+up.URL+`/`+kind+`"}}`), 0o644)
 	}
-	if err := r.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	p := &page{t: t, ctx: browser(t), dir: screenshots(t)}
-	base := r.http.URL
-	p.do("sign in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(css("#key")),
-		chromedp.SendKeys(css("#key"), r.keyA+"\r"), chromedp.WaitVisible(css("#tools")))
+	p, base := signedIn(t, r)
 	p.do("run the image tool", chromedp.Navigate(base+"/ui/tools/t.png"), chromedp.WaitVisible(css("#run")),
 		chromedp.Click(css("#run")), chromedp.WaitVisible(css("#output-download")))
 	p.waitFor(`document.getElementById("output-image")?.complete === true`)
