@@ -68,10 +68,15 @@ func (c *Connector) Provider(ctx context.Context, app string) (connections.Provi
 	p := &Provider{Config: c.Config, Egress: eg, Discovery: d, Client: client, RedirectURI: c.RedirectURI, Scope: ChooseScopes(Challenge{}, d, nil)}
 	if client.How == HowDynamic && c.Registrar.Store != nil {
 		p.OnInvalidClient = func(ctx context.Context) error {
+			// The store first, then the cache, and only the entry of this
+			// client: a newer provider (another client) stays.
+			err := c.Registrar.Store.ForgetRegistration(ctx, d.Issuer, c.RedirectURI, client.ID)
 			c.mu.Lock()
-			delete(c.found, app)
+			if f, ok := c.found[app]; ok && f.p.Client.ID == client.ID {
+				delete(c.found, app)
+			}
 			c.mu.Unlock()
-			return c.Registrar.Store.ForgetRegistration(ctx, d.Issuer, c.RedirectURI, client.ID)
+			return err
 		}
 	}
 	c.mu.Lock()

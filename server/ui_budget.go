@@ -73,8 +73,11 @@ func (s *Server) modelViewOf(ctx context.Context, tool string, out *synth.Result
 
 // uiResult answers GET /ui/tools/{id}/results/{rid}: the kept whole of a
 // cut answer of tool id, for the signed-in key that made the call, as
-// GET /v1/results/{rid} gives it, with the tool's secrets redacted as the
-// console shows every answer. A media answer is a download: bytes of the
+// GET /v1/results/{rid} gives it, with the secrets of tool id redacted as
+// the console shows every answer. The kept answer does not name its tool:
+// the link the console makes names the right one, and a URL naming another
+// tool redacts that tool's secrets instead (the same key reads the answer
+// whole at /v1/results anyway). A media answer is a download: bytes of the
 // upstream's type are never rendered as a page of the console's origin.
 func (s *Server) uiResult(w http.ResponseWriter, r *http.Request) {
 	k := identity(r.Context())

@@ -36,6 +36,7 @@ type Deadlines struct {
 // context when the call ends.
 func WithTimeout(ctx context.Context, own *Timeout) (context.Context, Deadlines, context.CancelFunc) {
 	start := time.Now()
+	own = &Timeout{D: own.D, What: own.What} // the call's own: Ended tells it from another call's of the same tool by identity
 	cctx, cancel := context.WithTimeoutCause(ctx, own.D, own)
 	return cctx, Deadlines{Own: own, Start: start}, cancel
 }

@@ -124,11 +124,13 @@ func (s secretRegistrations) SaveRegistration(ctx context.Context, issuer, redir
 	return s.store.PutSecret(ctx, registrationTenant, registrationRef(issuer, redirectURI), string(b))
 }
 
-// ForgetRegistration deletes the registration kept if it is clientID's.
+// ForgetRegistration deletes the registration kept if it is clientID's,
+// and only the one it read (DeleteSecretIf): a registration another
+// replica saved meanwhile is kept.
 func (s secretRegistrations) ForgetRegistration(ctx context.Context, issuer, redirectURI, clientID string) error {
-	c, err := s.Registration(ctx, issuer, redirectURI)
-	if err != nil || c == nil || c.ID != clientID {
-		return err
-	}
-	return s.store.DeleteSecret(ctx, registrationTenant, registrationRef(issuer, redirectURI))
+	_, err := s.store.DeleteSecretIf(ctx, registrationTenant, registrationRef(issuer, redirectURI), func(v string) bool {
+		var c mcpauth.Client
+		return json.Unmarshal([]byte(v), &c) == nil && c.ID == clientID
+	})
+	return err
 }

@@ -44,7 +44,7 @@ func policyCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	policies, rc := readPolicies([]string{*all, *own}, stdout, stderr)
-	if policies == nil {
+	if rc != 0 {
 		return rc
 	}
 	ts, err := server.LoadTools(*tools, &synth.Loader{}, nil)

@@ -70,3 +70,33 @@ func (s *SQLStore) DeleteSecret(ctx context.Context, tenant string, ref synth.Se
 	}
 	return nil
 }
+
+// DeleteSecretIf deletes the secret if match holds of its value, and only
+// the value match read: a secret put meanwhile (another replica's) is
+// kept, as each put seals it anew. It reports whether it deleted.
+func (s *SQLStore) DeleteSecretIf(ctx context.Context, tenant string, ref synth.SecretRef, match func(value string) bool) (bool, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var keyID string
+	var sealed []byte
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT key_id, value FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name).Scan(&keyID, &sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fail("read secret", err)
+	}
+	b, err := s.keys.Open(keyID, sealed, []byte(secretAAD(tenant, ref)))
+	if err != nil {
+		return false, fail("decrypt secret", err)
+	}
+	if !match(string(b)) {
+		return false, nil
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM secrets WHERE tenant = ? AND env_name = ? AND name = ? AND value = ?`), tenant, ref.EnvName, ref.Name, sealed)
+	if err != nil {
+		return false, fail("delete secret", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
