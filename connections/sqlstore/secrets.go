@@ -31,20 +31,27 @@ func (s *SQLStore) PutSecret(ctx context.Context, tenant string, ref synth.Secre
 func (s *SQLStore) Secret(ctx context.Context, tenant string, ref synth.SecretRef) (string, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	v, _, err := s.openSecret(ctx, tenant, ref)
+	return v, err
+}
+
+// openSecret reads the secret and opens it: its value and the sealed bytes
+// it was read as.
+func (s *SQLStore) openSecret(ctx context.Context, tenant string, ref synth.SecretRef) (string, []byte, error) {
 	var keyID string
 	var sealed []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT key_id, value FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name).Scan(&keyID, &sealed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("no secret %s in tenant %s: %w", ref, tenant, synth.ErrSecretNotFound)
+		return "", nil, fmt.Errorf("no secret %s in tenant %s: %w", ref, tenant, synth.ErrSecretNotFound)
 	}
 	if err != nil {
-		return "", fail("read secret", err)
+		return "", nil, fail("read secret", err)
 	}
 	b, err := s.keys.Open(keyID, sealed, []byte(secretAAD(tenant, ref)))
 	if err != nil {
-		return "", fail("decrypt secret", err)
+		return "", nil, fail("decrypt secret", err)
 	}
-	return string(b), nil
+	return string(b), sealed, nil
 }
 
 // SecretRefs implements Store.
@@ -77,20 +84,14 @@ func (s *SQLStore) DeleteSecret(ctx context.Context, tenant string, ref synth.Se
 func (s *SQLStore) DeleteSecretIf(ctx context.Context, tenant string, ref synth.SecretRef, match func(value string) bool) (bool, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	var keyID string
-	var sealed []byte
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT key_id, value FROM secrets WHERE tenant = ? AND env_name = ? AND name = ?`), tenant, ref.EnvName, ref.Name).Scan(&keyID, &sealed)
-	if errors.Is(err, sql.ErrNoRows) {
+	v, sealed, err := s.openSecret(ctx, tenant, ref)
+	if errors.Is(err, synth.ErrSecretNotFound) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fail("read secret", err)
+		return false, err
 	}
-	b, err := s.keys.Open(keyID, sealed, []byte(secretAAD(tenant, ref)))
-	if err != nil {
-		return false, fail("decrypt secret", err)
-	}
-	if !match(string(b)) {
+	if !match(v) {
 		return false, nil
 	}
 	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM secrets WHERE tenant = ? AND env_name = ? AND name = ? AND value = ?`), tenant, ref.EnvName, ref.Name, sealed)
