@@ -198,12 +198,8 @@ func load(src []byte, opts Options, skips *[]skip, aliases map[string]string) (*
 			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 		}
 		parse := func(g map[string]any) (*openapi3.T, error) {
-			data, err := json.Marshal(g)
+			doc, err := decodeDocument(g)
 			if err != nil {
-				return nil, err
-			}
-			doc := &openapi3.T{}
-			if err := doc.UnmarshalJSON(data); err != nil {
 				return nil, err
 			}
 			// No location: every reference left is the document's own,
