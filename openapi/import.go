@@ -58,6 +58,9 @@ type Options struct {
 type Manifest struct {
 	ID   string
 	JSON []byte // indented, ending in a newline
+	// needs is what the tool needs stored before its first call, for
+	// Result.Needs: known when it is written.
+	needs []Need
 }
 
 // Result is what an import made, and what it skipped or changed, in words.
@@ -132,6 +135,7 @@ func Import(src []byte, opts Options) (*Result, error) {
 	if err := im.checkAuthScheme(); err != nil {
 		return nil, err
 	}
+	im.loads = startLoads(im.opts.Loader)
 	wanted, missing := map[string]bool{}, map[string]bool{}
 	for _, id := range opts.Operations {
 		wanted[id], missing[id] = true, true

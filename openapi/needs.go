@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -28,41 +27,14 @@ type Need struct {
 func (r *Result) Needs() []Need {
 	byKey := map[string]*Need{}
 	for _, m := range r.Manifests {
-		var t struct {
-			NeedsSpec *struct {
-				Connections map[string]struct {
-					App         string   `json:"app"`
-					Permissions []string `json:"permissions"`
-				} `json:"connections"`
-			} `json:"needsSpec"`
-			Spec struct {
-				Authorization *struct {
-					SecretRef *struct{ EnvName, Name string } `json:"secretRef"`
-				} `json:"authorization"`
-			} `json:"spec"`
-		}
-		if json.Unmarshal(m.JSON, &t) != nil {
-			continue
-		}
-		if a := t.Spec.Authorization; a != nil && a.SecretRef != nil {
-			name := a.SecretRef.EnvName + "/" + a.SecretRef.Name
-			n := byKey["secret "+name]
+		for _, u := range m.needs {
+			key := u.Kind + " " + u.Secret + u.Connection
+			n := byKey[key]
 			if n == nil {
-				n = &Need{Kind: "secret", Secret: name}
-				byKey["secret "+name] = n
+				n = &Need{Kind: u.Kind, Secret: u.Secret, Connection: u.Connection, App: u.App}
+				byKey[key] = n
 			}
-			n.Tools++
-		}
-		if t.NeedsSpec == nil {
-			continue
-		}
-		for conn, c := range t.NeedsSpec.Connections {
-			n := byKey["connection "+conn]
-			if n == nil {
-				n = &Need{Kind: "connection", Connection: conn, App: c.App}
-				byKey["connection "+conn] = n
-			}
-			for _, s := range c.Permissions {
+			for _, s := range u.Scopes {
 				if !slices.Contains(n.Scopes, s) {
 					n.Scopes = append(n.Scopes, s)
 				}
@@ -90,4 +62,19 @@ func (n Need) String() string {
 		s += "; scopes " + strings.Join(n.Scopes, " ")
 	}
 	return s + ")"
+}
+
+// needsOf is what one tool needs, as written: its secret, its connections.
+func needsOf(t *tool) []Need {
+	var out []Need
+	if a := t.Spec.Authorization; a != nil && a.SecretRef != nil {
+		out = append(out, Need{Kind: "secret", Secret: a.SecretRef.String(), Tools: 1})
+	}
+	if t.NeedsSpec != nil {
+		for _, conn := range sortedKeys(t.NeedsSpec.Connections) {
+			c := t.NeedsSpec.Connections[conn]
+			out = append(out, Need{Kind: "connection", Connection: conn, App: c.App, Scopes: c.Permissions, Tools: 1})
+		}
+	}
+	return out
 }

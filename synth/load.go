@@ -64,6 +64,11 @@ func Load(src []byte) (*Tool, error) {
 // output schemas are at fault) whose Problems list every error and warning.
 // A loaded tool keeps its warnings: Tool.Warnings.
 func (l *Loader) Load(src []byte) (*Tool, error) {
+	return l.load(src, nil)
+}
+
+// load is Load, with the schemas Check has seen compile.
+func (l *Loader) load(src []byte, seen *CheckedSchemas) (*Tool, error) {
 	reg := l.Registry
 	if reg == nil {
 		reg = defaultRegistry
@@ -73,7 +78,7 @@ func (l *Loader) Load(src []byte) (*Tool, error) {
 		opts.MaxTimeoutMs = DefaultMaxTimeoutMs
 	}
 	var ps Problems
-	m, c, handler := load(src, reg, opts, &ps)
+	m, c, handler := load(src, reg, opts, seen, &ps)
 	if ps.HasErrors() {
 		return nil, loadError(m, &ps)
 	}
@@ -141,7 +146,7 @@ type compiled struct {
 	input, output *valueSchema
 }
 
-func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest, compiled, Handler) {
+func load(src []byte, reg *Registry, opts LoadOptions, seen *CheckedSchemas, ps *Problems) (*Manifest, compiled, Handler) {
 	var c compiled
 	doc, ok := parseDocument(src, ps)
 	if !ok {
@@ -163,10 +168,10 @@ func load(src []byte, reg *Registry, opts LoadOptions, ps *Problems) (*Manifest,
 	checkManifest(m, ps, opts)
 	mcp := m.Transport == "mcp"
 	if len(m.Input) > 0 && !ps.SchemaRefused("input") {
-		c.input = compileSchema(m.Input, "input", mcp, ps)
+		c.input = seen.compile(m.Input, "input", mcp, ps)
 	}
 	if len(m.Output) > 0 && !ps.SchemaRefused("output") {
-		c.output = compileSchema(m.Output, "output", mcp, ps)
+		c.output = seen.compile(m.Output, "output", mcp, ps)
 	}
 	if m.NeedsSpec != nil {
 		for _, group := range []struct {

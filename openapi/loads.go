@@ -1,0 +1,62 @@
+package openapi
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/httptools/httptools/synth"
+)
+
+// loads checks that the manifests an import writes load, as it writes
+// them, on as many goroutines as there are processors: the importer goes
+// on with the next operations meanwhile. A schema the import's tools
+// repeat is compiled once (synth.CheckedSchemas). Its methods are called from the importer's
+// goroutine only.
+type loads struct {
+	jobs chan loadJob
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs map[int]error // by the manifest's index, for the ones that failed
+	n    int
+}
+
+type loadJob struct {
+	i    int
+	json []byte
+}
+
+// startLoads starts the loaders.
+func startLoads(l *synth.Loader) *loads {
+	ls := &loads{jobs: make(chan loadJob, 64), errs: map[int]error{}}
+	seen := synth.NewCheckedSchemas()
+	for range runtime.GOMAXPROCS(0) {
+		ls.wg.Go(func() {
+			for j := range ls.jobs {
+				if err := l.Check(j.json, seen); err != nil {
+					ls.mu.Lock()
+					ls.errs[j.i] = err
+					ls.mu.Unlock()
+				}
+			}
+		})
+	}
+	return ls
+}
+
+// add loads the manifest of index i.
+func (ls *loads) add(i int, json []byte) {
+	ls.n = max(ls.n, i+1)
+	ls.jobs <- loadJob{i, json}
+}
+
+// wait waits for every load and returns their errors, by index (nil for a
+// manifest that loads).
+func (ls *loads) wait() []error {
+	close(ls.jobs)
+	ls.wg.Wait()
+	errs := make([]error, ls.n)
+	for i, err := range ls.errs {
+		errs[i] = err
+	}
+	return errs
+}
