@@ -7,8 +7,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/history"
-	"github.com/httptools/httptools/httpspec"
 	"github.com/httptools/httptools/mcpremote"
 	"github.com/httptools/httptools/policy"
 	"go.opentelemetry.io/otel"
@@ -238,9 +235,26 @@ func (s *Server) Wait() { s.inflight.Wait() }
 // Keys returns the service's API key store.
 func (s *Server) Keys() KeyStore { return s.cfg.Keys }
 
-// Handler returns the HTTP API.
+// Handler returns the HTTP API: the health and metrics routes, the REST
+// routes, MCP, the console, and an answer for every path no route takes,
+// behind the trace context and the access log.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.serviceRoutes(mux)
+	s.restRoutes(mux)
+	s.mcpRoutes(mux)
+	if s.cfg.UI {
+		ui := s.uiHandler()
+		mux.Handle("/ui", ui)
+		mux.Handle("/ui/", ui)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { noRoute(mux, w, r) })
+	return traceContext(s.accessLog(mux))
+}
+
+// serviceRoutes are the routes about the service itself: health,
+// readiness, metrics, and the OAuth resource metadata.
+func (s *Server) serviceRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -250,12 +264,17 @@ func (s *Server) Handler() http.Handler {
 	// own (serve --metrics-addr).
 	metrics := s.MetricsHandler()
 	mux.Handle("GET /metrics", s.authed(metrics.ServeHTTP, auth.RoleAdmin))
-	const admin = auth.RoleAdmin
 	if s.cfg.OIDC != nil {
 		md := s.resourceMetadata()
 		mux.Handle(metadataPath, md)
 		mux.Handle(metadataPath+"/", md)
 	}
+}
+
+// restRoutes are the REST API's routes: tools and their calls, secrets,
+// connections, the call history and results, approvals, policy and keys.
+func (s *Server) restRoutes(mux *http.ServeMux) {
+	const admin = auth.RoleAdmin
 	mux.Handle("GET /v1/tools", s.authed(s.listTools))
 	mux.Handle("GET /v1/tools/{id}", s.authed(s.getTool))
 	// A call's deadline starts at the door, before its key is checked
@@ -280,68 +299,14 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/keys", s.authed(s.listKeys, admin))
 	mux.Handle("POST /v1/keys", s.sensitive(s.createKey, admin))
 	mux.Handle("DELETE /v1/keys/{id}", s.sensitive(s.revokeKey, admin))
-	mcpHandler := s.mcpHandler()
-	noticeHandler := s.mcpNoticeHandler() // a call's notices as events (mcpnotices.go)
-	serveMCP := func(w http.ResponseWriter, r *http.Request) {
-		r, ok := catalogueRequest(w, r) // ?catalogue= (mcpcatalogue.go)
-		if !ok {
-			return
-		}
-		if k := identity(r.Context()); k.Role == auth.RolePerson {
-			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
-				forbidden(w, "a person key acts for its own person only, not "+p)
-				return
-			}
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
-		hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
-		defer hold.Release()
-		// A small body (most tools/call requests) is not drawn: refusing it
-		// here would be an HTTP error, where the model must see a tool error
-		// (which the call's own draws give, inside it).
-		if r.Method == http.MethodPost {
-			if r.ContentLength < 0 || r.ContentLength > mcpUndrawnBody {
-				if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
-					err.(*refusal).write(w)
-					return
-				}
-			}
-			// The SDK hands a tool's handler nothing of the request but its
-			// context: the hold rides there to the handler (holdOf), which
-			// puts it in the call's options.
-			r = r.WithContext(withHold(r.Context(), hold))
-			body, err := readBody(r.Body, r.ContentLength, s.cfg.MaxInputBytes)
-			if err != nil {
-				// Over the cap: the SDK must still see the error (and answer 413).
-				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-				mcpHandler.ServeHTTP(w, r)
-				return
-			}
-			if s.wantsNotices(r, body) {
-				noteRPC(r.Context(), body)
-				serveRPC(w, r, noticeHandler, body)
-				return
-			}
-			if !s.noFastPath.Load() {
-				switch s.serveMCPCall(w, r, body, hold) {
-				case fastServed:
-					return // it told the access record what it read and answered
-				case fastDenied:
-					// A denied tool is answered by the SDK, as an unknown
-					// one is, byte for byte; the denial is counted once.
-					r = r.WithContext(withDenialCounted(r.Context()))
-				}
-			}
-			noteRPC(r.Context(), body)
-			s.noteInitialize(r, body)
-			serveRPC(w, r, mcpHandler, body) // ids as sent, refusals as JSON-RPC errors
-			return
-		}
-		mcpHandler.ServeHTTP(w, r)
-	}
+}
+
+// mcpRoutes are MCP over streamable HTTP: /mcp, and a toolset's own
+// endpoint, /mcp/NAME, the same MCP showing and running only the
+// toolset's tools (an unknown toolset is 404).
+func (s *Server) mcpRoutes(mux *http.ServeMux) {
+	serveMCP := s.mcpRoute(s.mcpHandler(), s.mcpNoticeHandler())
 	mux.Handle("/mcp", s.mcpDoor(s.authed(serveMCP)))
-	// A toolset's own endpoint: the same MCP, showing and running only
-	// the toolset's tools (an unknown toolset is 404).
 	mux.Handle("/mcp/{toolset}", s.mcpDoor(s.authed(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(withToolset(r.Context(), r.PathValue("toolset")))
 		ctx, cancel := s.beforeCall(r.Context())
@@ -353,22 +318,86 @@ func (s *Server) Handler() http.Handler {
 		}
 		serveMCP(w, r)
 	})))
-	if s.cfg.UI {
-		ui := s.uiHandler()
-		mux.Handle("/ui", ui)
-		mux.Handle("/ui/", ui)
-	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethods(mux, r); len(allow) > 0 {
-			// A route of this path, another method (GET …/invoke): 405
-			// with the methods it takes, not "no route".
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writeError(w, http.StatusMethodNotAllowed, "method-not-allowed", "", r.Method+" "+r.URL.Path+": it takes "+strings.Join(allow, " or "))
+}
+
+// mcpRoute serves one MCP request, whose key was checked: the person
+// rule, the body's cap and its draw on the memory budget, then a call's
+// notices (noticeHandler, mcpnotices.go), the fast path, or the SDK
+// (mcpHandler).
+func (s *Server) mcpRoute(mcpHandler, noticeHandler http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r, ok := catalogueRequest(w, r) // ?catalogue= (mcpcatalogue.go)
+		if !ok {
 			return
 		}
-		writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
-	})
-	return traceContext(s.accessLog(mux))
+		if k := identity(r.Context()); k.Role == auth.RolePerson {
+			if p := r.Header.Get("X-Person-Id"); p != "" && p != k.Person {
+				forbidden(w, "a person key acts for its own person only, not "+p)
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxInputBytes) // the same cap as REST
+		if r.Method != http.MethodPost {
+			mcpHandler.ServeHTTP(w, r)
+			return
+		}
+		hold := s.cfg.Budget.HoldFor(s.shareOf(tenantOf(r.Context())))
+		defer hold.Release()
+		s.mcpPost(w, r, hold, mcpHandler, noticeHandler)
+	}
+}
+
+// mcpPost serves an MCP POST under hold: a small body (most tools/call
+// requests) is not drawn, since refusing it here would be an HTTP error
+// where the model must see a tool error (which the call's own draws give,
+// inside it).
+func (s *Server) mcpPost(w http.ResponseWriter, r *http.Request, hold *budget.Hold, mcpHandler, noticeHandler http.Handler) {
+	if r.ContentLength < 0 || r.ContentLength > mcpUndrawnBody {
+		if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+			err.(*refusal).write(w)
+			return
+		}
+	}
+	// The SDK hands a tool's handler nothing of the request but its
+	// context: the hold rides there to the handler (holdOf), which puts
+	// it in the call's options.
+	r = r.WithContext(withHold(r.Context(), hold))
+	body, err := readBody(r.Body, r.ContentLength, s.cfg.MaxInputBytes)
+	if err != nil {
+		// Over the cap: the SDK must still see the error (and answer 413).
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		mcpHandler.ServeHTTP(w, r)
+		return
+	}
+	if s.wantsNotices(r, body) {
+		noteRPC(r.Context(), body)
+		serveRPC(w, r, noticeHandler, body)
+		return
+	}
+	if !s.noFastPath.Load() {
+		switch s.serveMCPCall(w, r, body, hold) {
+		case fastServed:
+			return // it told the access record what it read and answered
+		case fastDenied:
+			// A denied tool is answered by the SDK, as an unknown one is,
+			// byte for byte; the denial is counted once.
+			r = r.WithContext(withDenialCounted(r.Context()))
+		}
+	}
+	noteRPC(r.Context(), body)
+	s.noteInitialize(r, body)
+	serveRPC(w, r, mcpHandler, body) // ids as sent, refusals as JSON-RPC errors
+}
+
+// noRoute answers a request no route takes: 405 with the methods a route
+// of its path takes (GET …/invoke), else 404.
+func noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	if allow := allowedMethods(mux, r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "method-not-allowed", "", r.Method+" "+r.URL.Path+": it takes "+strings.Join(allow, " or "))
+		return
+	}
+	writeError(w, http.StatusNotFound, "not-found", "", "no route "+r.Method+" "+r.URL.Path)
 }
 
 // allowedMethods lists the methods a route of r's path takes, other than
@@ -437,72 +466,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// retryAfter is the Retry-After of a 503 for store trouble, in seconds.
-const retryAfter = "2"
-
-// storeFailed logs a store failure for the operator, with the driver's
-// words (which never reach a response).
-func (s *Server) storeFailed(what string, err error) {
-	s.cfg.Logger.Error("store failure", "during", what, "error", err.Error(), "cause", storeCause(err))
-}
-
-func storeCause(err error) string {
-	var se *connections.StoreError
-	if errors.As(err, &se) && se.Err != nil {
-		return se.Err.Error()
-	}
-	return ""
-}
-
-// errorBody is every error response: {"error":{"code","reason","message","details"}}.
-type errorBody struct {
-	Code    string         `json:"code"`
-	Reason  string         `json:"reason,omitempty"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-}
-
-func writeError(w http.ResponseWriter, status int, code, reason, msg string) {
-	writeJSON(w, status, map[string]errorBody{"error": {Code: code, Reason: reason, Message: msg}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
-// statusOf maps a tool error to its HTTP status (docs/design.md §7).
-func statusOf(e *synth.Error) int {
-	switch e.Code {
-	case synth.CodeInputValidationFailed:
-		return http.StatusBadRequest
-	case synth.CodeToolNotFound:
-		return http.StatusNotFound
-	case synth.CodePreconditionFailed:
-		switch e.Reason {
-		case synth.ReasonApprovalRequired, httpspec.ReasonEgressDenied:
-			return http.StatusForbidden
-		case synth.ReasonStoreUnavailable, synth.ReasonConnectionRefreshing, synth.ReasonProviderUnavailable:
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusConflict
-	case synth.CodeHandlerError:
-		switch e.Reason {
-		case synth.ReasonTimeout:
-			return http.StatusGatewayTimeout
-		case synth.ReasonOverloaded:
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusBadGateway
-	case synth.CodeOutputValidationFailed:
-		return http.StatusBadGateway
-	}
-	return http.StatusInternalServerError
 }
 
 type holdKey struct{}
