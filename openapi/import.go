@@ -52,6 +52,14 @@ type Options struct {
 	// work all the same. Where the document does not offer it, a warning
 	// counts the operations: the document does not promise it works.
 	AuthScheme string
+	// Loaded, when set, is handed each manifest as soon as it is known to
+	// load, before Import returns, from one of the goroutines that load
+	// them (it must be safe for concurrent use; the order is not the
+	// manifests'): a caller that writes each to a file (the CLI's --out)
+	// writes while the import goes on, on a processor the import leaves
+	// idle. A manifest Import does not return (it does not load) is never
+	// handed. The first error it returns is Import's.
+	Loaded func(Manifest) error
 }
 
 // Manifest is one generated tool.
@@ -135,7 +143,7 @@ func Import(src []byte, opts Options) (*Result, error) {
 	if err := im.checkAuthScheme(); err != nil {
 		return nil, err
 	}
-	im.loads = startLoads(im.opts.Loader)
+	im.loads = startLoads(im.opts.Loader, im.opts.Loaded)
 	wanted, missing := map[string]bool{}, map[string]bool{}
 	for _, id := range opts.Operations {
 		wanted[id], missing[id] = true, true
@@ -181,7 +189,9 @@ func Import(src []byte, opts Options) (*Result, error) {
 			}
 		}
 	}
-	im.loadAll()
+	if err := im.loadAll(); err != nil {
+		return nil, err
+	}
 	if im.unpromised > 0 {
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("--auth-scheme %s: %d operations do not offer it in their security, and their tools send it all the same: the document does not promise it works there; try one before relying on them", im.opts.AuthScheme, im.unpromised))
 	}

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"runtime"
 	"sync"
 
@@ -10,29 +11,40 @@ import (
 // loads checks that the manifests an import writes load, as it writes
 // them, on as many goroutines as there are processors: the importer goes
 // on with the next operations meanwhile. A schema the import's tools
-// repeat is compiled once (synth.CheckedSchemas). Its methods are called from the importer's
-// goroutine only.
+// repeat is compiled once (synth.CheckedSchemas). A manifest that loads is
+// handed to Options.Loaded there and then. Its methods are called from the
+// importer's goroutine only.
 type loads struct {
 	jobs chan loadJob
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	errs map[int]error // by the manifest's index, for the ones that failed
 	n    int
+	// handed is the first error Options.Loaded returned.
+	handed error
 }
 
 type loadJob struct {
-	i    int
-	json []byte
+	i int
+	m Manifest
 }
 
-// startLoads starts the loaders.
-func startLoads(l *synth.Loader) *loads {
+// startLoads starts the loaders; loaded may be nil.
+func startLoads(l *synth.Loader, loaded func(Manifest) error) *loads {
 	ls := &loads{jobs: make(chan loadJob, 64), errs: map[int]error{}}
 	seen := synth.NewCheckedSchemas()
 	for range runtime.GOMAXPROCS(0) {
 		ls.wg.Go(func() {
 			for j := range ls.jobs {
-				if err := l.Check(j.json, seen); err != nil {
+				err := l.Check(j.m.JSON, seen)
+				if err == nil && loaded != nil {
+					if herr := loaded(j.m); herr != nil {
+						ls.mu.Lock()
+						ls.handed = cmp.Or(ls.handed, herr)
+						ls.mu.Unlock()
+					}
+				}
+				if err != nil {
 					ls.mu.Lock()
 					ls.errs[j.i] = err
 					ls.mu.Unlock()
@@ -44,19 +56,19 @@ func startLoads(l *synth.Loader) *loads {
 }
 
 // add loads the manifest of index i.
-func (ls *loads) add(i int, json []byte) {
+func (ls *loads) add(i int, m Manifest) {
 	ls.n = max(ls.n, i+1)
-	ls.jobs <- loadJob{i, json}
+	ls.jobs <- loadJob{i, m}
 }
 
 // wait waits for every load and returns their errors, by index (nil for a
-// manifest that loads).
-func (ls *loads) wait() []error {
+// manifest that loads), and the first error Options.Loaded returned.
+func (ls *loads) wait() ([]error, error) {
 	close(ls.jobs)
 	ls.wg.Wait()
 	errs := make([]error, ls.n)
 	for i, err := range ls.errs {
 		errs[i] = err
 	}
-	return errs
+	return errs, ls.handed
 }

@@ -175,8 +175,9 @@ func (im *importer) write(method, path string, op *openapi3.Operation, t *tool) 
 	}
 	// Loaded, to be sure it does, on the other cores while the next
 	// operations are written: it is half of a big import's time.
-	im.loads.add(len(im.res.Manifests), buf.Bytes())
-	im.res.Manifests = append(im.res.Manifests, Manifest{ID: t.ID, JSON: buf.Bytes(), needs: needsOf(t)})
+	m := Manifest{ID: t.ID, JSON: buf.Bytes(), needs: needsOf(t)}
+	im.loads.add(len(im.res.Manifests), m)
+	im.res.Manifests = append(im.res.Manifests, m)
 	im.written = append(im.written, written{method, path, op})
 	return nil
 }
@@ -189,9 +190,9 @@ type written struct {
 }
 
 // loadAll waits for the load of every manifest written, and skips the
-// operations whose manifest does not load.
-func (im *importer) loadAll() {
-	errs := im.loads.wait()
+// operations whose manifest does not load. Its error is Options.Loaded's.
+func (im *importer) loadAll() error {
+	errs, handed := im.loads.wait()
 	kept := im.res.Manifests[:0]
 	for i, m := range im.res.Manifests {
 		if errs[i] != nil {
@@ -203,4 +204,5 @@ func (im *importer) loadAll() {
 		kept = append(kept, m)
 	}
 	im.res.Manifests, im.written = kept, nil
+	return handed
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/httptools/httptools/openapi"
 )
@@ -56,6 +58,13 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 	if *ops != "" {
 		opts.Operations = strings.Split(*ops, ",")
 	}
+	var files *toolFiles
+	if *out != "" {
+		// Each file is written as soon as its tool is known to load, while
+		// the import goes on: a thousand files take a good half second.
+		files = newToolFiles(*out)
+		opts.Loaded = files.write
+	}
 	res, err := openapi.Import(src, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "httptools import:", err)
@@ -85,7 +94,9 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
 		return 1
 	}
-	if err := writeManifests(*out, res.Manifests, stdout); err != nil {
+	if files != nil {
+		files.printPaths(res.Manifests, stdout)
+	} else if err := writeManifests("", res.Manifests, stdout); err != nil {
 		fmt.Fprintln(stderr, "httptools import:", err)
 		return 1
 	}
@@ -121,17 +132,43 @@ func writeManifests(out string, ms []openapi.Manifest, stdout io.Writer) error {
 		_, err := stdout.Write(b.Bytes())
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
+	files := newToolFiles(out)
 	for _, m := range ms {
-		p := filepath.Join(out, m.ID+".json")
-		if err := os.WriteFile(p, m.JSON, 0o644); err != nil {
+		if err := files.write(m); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, p)
+		fmt.Fprintln(stdout, files.path(m))
 	}
 	return nil
+}
+
+// toolFiles writes manifests as DIR/ID.json, the folder made before
+// the first. Safe for concurrent use.
+type toolFiles struct {
+	dir   string
+	mkdir func() error
+}
+
+func newToolFiles(dir string) *toolFiles {
+	return &toolFiles{dir: dir, mkdir: sync.OnceValue(func() error { return os.MkdirAll(dir, 0o755) })}
+}
+
+func (f *toolFiles) path(m openapi.Manifest) string { return filepath.Join(f.dir, m.ID+".json") }
+
+func (f *toolFiles) write(m openapi.Manifest) error {
+	if err := f.mkdir(); err != nil {
+		return err
+	}
+	return os.WriteFile(f.path(m), m.JSON, 0o644)
+}
+
+// printPaths prints the path of each manifest written, in order.
+func (f *toolFiles) printPaths(ms []openapi.Manifest, stdout io.Writer) {
+	w := bufio.NewWriter(stdout)
+	for _, m := range ms {
+		fmt.Fprintln(w, f.path(m))
+	}
+	w.Flush()
 }
 
 // exitFlagged is import's exit code: 1 when --check flagged a tool (the
