@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	pathpkg "path"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,7 +16,8 @@ import (
 )
 
 // Reading a document: OpenAPI 3.x as it is, Swagger 2.0 converted, YAML
-// or JSON, and the other files it refers to when allowed.
+// or JSON (yaml.go), and the other files it refers to when allowed
+// (refs.go).
 
 // load parses the document: OpenAPI 3.x as it is, Swagger 2.0 converted.
 // External references are refused unless allowed, and then read from
@@ -36,290 +33,92 @@ func load(src []byte, opts Options, skips *[]skip, aliases map[string]string) (*
 			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 		}
 	}
-	loader := openapi3.NewLoader()
-	// Every external reference reaches readBelow, which refuses it in our
-	// words (with the flag that allows it) unless it is allowed: the
-	// loader's own refusal is never what the user reads.
-	loader.IsExternalRefsAllowed = true
-	var location *url.URL
-	root := ""
-	if opts.Path != "" {
-		abs, err := filepath.Abs(opts.Path)
-		if err != nil {
-			return nil, err
-		}
-		location = &url.URL{Path: filepath.ToSlash(abs)}
-		root = filepath.Dir(abs)
-	}
-	allowed := root // where referenced files may be read from
-	if opts.RefsRoot != "" {
-		abs, err := filepath.Abs(opts.RefsRoot)
-		if err != nil {
-			return nil, err
-		}
-		allowed = abs
-	}
-	// Each file is read once: a shared file that many references name
-	// (hundreds of times in a big multi-file description) is not read,
-	// parsed and rewritten again for each.
-	cache := map[string][]byte{}
-	// Every read of another document passes here: refused unless allowed,
-	// and then only files below the document's folder.
-	// readBelow reads a file below the document's folder, and nothing else.
-	readBelow := func(u *url.URL) ([]byte, error) {
-		if !opts.AllowExternalRefs {
-			return nil, fmt.Errorf("the document refers to %s: pass --allow-external-refs to read files next to it", u)
-		}
-		if root == "" {
-			return nil, errors.New("external $refs are resolved from the document's folder: name the document's file (Options.Path)")
-		}
-		if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
-			return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", u)
-		}
-		p := filepath.Clean(filepath.FromSlash(u.Path))
-		if rel, err := filepath.Rel(allowed, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			if opts.RefsRoot != "" {
-				return nil, fmt.Errorf("%s: only files below %s (--refs-root) are read", u.Path, allowed)
-			}
-			return nil, fmt.Errorf("%s: only files below the document's folder %s are read (--refs-root DIR allows a folder above it)", u.Path, root)
-		}
-		data, err := readFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if ext := strings.ToLower(filepath.Ext(p)); ext == ".yaml" || ext == ".yml" {
-			data = spaceBeforeComments(data)
-		}
-		return data, nil
-	}
-	// readIn is readBelow for a path relative to a folder.
-	readIn := func(dir string) func(rel string) ([]byte, error) {
-		return func(rel string) ([]byte, error) {
-			return readBelow(&url.URL{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(rel)))})
-		}
-	}
-	// readFrom reads a referenced file and its "properties": {"$ref": …}
-	// read in, relative to that file (the files it brings in, hop by
-	// hop, at most 32 deep).
-	readFrom := func(u *url.URL) ([]byte, error) {
-		data, err := readBelow(u)
-		if err != nil || !bytes.Contains(data, []byte("properties")) {
-			return data, err
-		}
-		v, err := decodeYAML(data)
-		if err != nil {
-			return data, nil // the loader reports it
-		}
-		changed := false
-		read := readIn(filepath.Dir(filepath.FromSlash(u.Path)))
-		err = inlineMapRefs(v, func(rel string) ([]byte, error) {
-			changed = true
-			return read(rel)
-		}, 0)
-		if err != nil || !changed {
-			return data, err
-		}
-		return json.Marshal(v)
-	}
-	// Every read of another document passes here, once a file.
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		key := filepath.Clean(filepath.FromSlash(u.Path))
-		if data, ok := cache[key]; ok {
-			return data, nil
-		}
-		data, err := readFrom(u)
-		if err == nil {
-			cache[key] = data
-		}
-		return data, err
+	refs, err := newRefReader(opts)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case head.Swagger != "":
 		if !strings.HasPrefix(head.Swagger, "2.") {
 			return nil, fmt.Errorf("swagger %q: Swagger 2.0, OpenAPI 3.0 and 3.1 are supported", head.Swagger)
 		}
-		generic, err := decodeYAML(src)
-		if err != nil {
-			return nil, fmt.Errorf("not a Swagger document: %v", err)
-		}
-		markBinaryAnswers(generic)
-		if g, ok := generic.(map[string]any); ok {
-			csvArrays(g)
-			repair2(g, skips)
-		}
-		js, err := json.Marshal(generic)
-		if err != nil {
-			return nil, fmt.Errorf("not a Swagger document: %v", err)
-		}
-		var doc2 openapi2.T
-		if err := json.Unmarshal(js, &doc2); err != nil {
-			return nil, fmt.Errorf("not a Swagger 2.0 document: %v", err)
-		}
-		doc, err := openapi2conv.ToV3WithLoader(&doc2, loader, location)
-		if err != nil {
-			return nil, fmt.Errorf("converting Swagger 2.0 to OpenAPI 3: %v", err)
-		}
-		return doc, nil
+		return loadSwagger2(src, refs, skips)
 	case strings.HasPrefix(head.OpenAPI, "3.0"), strings.HasPrefix(head.OpenAPI, "3.1"):
-		v, err := decodeYAML(src)
-		if err != nil {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-		}
-		generic, _ := v.(map[string]any)
-		if generic == nil {
-			return nil, errors.New("not an OpenAPI document: the document is not an object")
-		}
-		if !opts.AllowExternalRefs {
-			// An operation that is a $ref to a file would load as an empty
-			// operation: refused with the way out.
-			if where, ref := operationRef(generic); where != "" {
-				return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
-			}
-		}
-		// The other files the document names are brought into it, each
-		// read and decoded once (bundle.go), and the whole is handed to
-		// the loader as JSON: its own way decodes every file, the
-		// document too, with a YAML parser that keeps each node's place.
-		rootFile := ""
-		if location != nil {
-			rootFile = location.Path
-		}
-		err = bundle(generic, rootFile, func(file string) ([]byte, error) {
-			if strings.Contains(file, "://") {
-				u, err := url.Parse(file)
-				if err != nil {
-					return nil, fmt.Errorf("%s: only files next to the document are read, never URLs", file)
-				}
-				return readBelow(u)
-			}
-			return readBelow(&url.URL{Path: file})
-		}, aliases)
-		if err != nil {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-		}
-		parse := func(g map[string]any) (*openapi3.T, error) {
-			doc, err := decodeDocument(g)
-			if err != nil {
-				return nil, err
-			}
-			// No location: every reference left is the document's own,
-			// and the loader takes a place named from a document that has
-			// a location other than its root's for another file's.
-			fresh := openapi3.NewLoader()
-			fresh.IsExternalRefsAllowed, fresh.ReadFromURIFunc = loader.IsExternalRefsAllowed, loader.ReadFromURIFunc
-			if err := fresh.ResolveRefsIn(doc, nil); err != nil {
-				return nil, err
-			}
-			return doc, nil
-		}
-		doc, err := parse(generic)
-		if err == nil {
-			return doc, nil
-		}
-		// A broken part (a component that does not decode, a reference to
-		// one that is not there or of another kind, prose that is not
-		// text) costs the operations that use it, not the document: found
-		// in the document's structure (broken.go), never in the loader's
-		// words, and the document loaded again without it.
-		if !repair(generic, skips) {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-		}
-		if doc, err = parse(generic); err != nil {
-			return nil, fmt.Errorf("not an OpenAPI document: %v", err)
-		}
-		return doc, nil
+		return loadOpenAPI3(src, refs, skips, aliases)
 	case head.OpenAPI != "":
 		return nil, fmt.Errorf("openapi %q: OpenAPI 3.0 and 3.1 and Swagger 2.0 are supported", head.OpenAPI)
 	}
 	return nil, errors.New("not an OpenAPI document: it has neither an openapi nor a swagger field (OpenAPI 3.0, 3.1 and Swagger 2.0 are supported)")
 }
 
-// decodeYAML decodes YAML (or JSON) into JSON's shapes: a mapping whose
-// keys are not all strings (Swagger's response codes written as numbers,
-// 200:) becomes a map[string]any too, its keys in their YAML text.
-// decodeYAML decodes a document, JSON as JSON (a YAML parser refuses some
-// of what JSON allows: a \u escape of a surrogate pair, a tab in a
-// string), anything else as YAML.
-// readFile reads a referenced file (a test counts the reads).
-var readFile = os.ReadFile
-
-// quotedThenComment is a quoted scalar with a comment right after it
-// ('text'# note): YAML wants a space before the #, which the parsers
-// most descriptions are written with do not.
-var quotedThenComment = regexp.MustCompile(`('(?:[^'\n]|'')*'|"(?:[^"\\\n]|\\.)*")#`)
-
-// spaceBeforeComments puts the space YAML wants between a quoted scalar
-// and a comment right after it, in a file the YAML parser refuses (and
-// only then: in one it takes, the same bytes may be two quoted scalars
-// of a flow mapping, '#/a'}, {$ref: '#/b').
-func spaceBeforeComments(data []byte) []byte {
-	if !bytes.Contains(data, []byte("'#")) && !bytes.Contains(data, []byte(`"#`)) {
-		return data
+// loadSwagger2 reads a Swagger 2.0 document, repaired where kin-openapi's
+// converter would trip, and converts it to OpenAPI 3.
+func loadSwagger2(src []byte, refs *refReader, skips *[]skip) (*openapi3.T, error) {
+	generic, err := decodeYAML(src)
+	if err != nil {
+		return nil, fmt.Errorf("not a Swagger document: %v", err)
 	}
-	var v any
-	if yaml.Unmarshal(data, &v) == nil {
-		return data
+	markBinaryAnswers(generic)
+	if g, ok := generic.(map[string]any); ok {
+		csvArrays(g)
+		repair2(g, skips)
 	}
-	fixed := quotedThenComment.ReplaceAll(data, []byte("$1 #"))
-	if yaml.Unmarshal(fixed, &v) != nil {
-		return data // not that: the loader reports what is wrong
+	js, err := json.Marshal(generic)
+	if err != nil {
+		return nil, fmt.Errorf("not a Swagger document: %v", err)
 	}
-	return fixed
+	var doc2 openapi2.T
+	if err := json.Unmarshal(js, &doc2); err != nil {
+		return nil, fmt.Errorf("not a Swagger 2.0 document: %v", err)
+	}
+	doc, err := openapi2conv.ToV3WithLoader(&doc2, refs.loader(), refs.location)
+	if err != nil {
+		return nil, fmt.Errorf("converting Swagger 2.0 to OpenAPI 3: %v", err)
+	}
+	return doc, nil
 }
 
-func decodeYAML(data []byte) (any, error) {
-	var v any
-	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
-		if err := json.Unmarshal(data, &v); err == nil {
-			return v, nil
+// loadOpenAPI3 reads an OpenAPI 3.0 or 3.1 document, the other files it
+// names brought into it.
+func loadOpenAPI3(src []byte, refs *refReader, skips *[]skip, aliases map[string]string) (*openapi3.T, error) {
+	v, err := decodeYAML(src)
+	if err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
+	}
+	generic, _ := v.(map[string]any)
+	if generic == nil {
+		return nil, errors.New("not an OpenAPI document: the document is not an object")
+	}
+	if !refs.opts.AllowExternalRefs {
+		// An operation that is a $ref to a file would load as an empty
+		// operation: refused with the way out.
+		if where, ref := operationRef(generic); where != "" {
+			return nil, fmt.Errorf("not an OpenAPI document: %s is a $ref to %s: the document refers to other files: pass --allow-external-refs to read them from its folder", where, ref)
 		}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
+	// The other files the document names are brought into it, each
+	// read and decoded once (bundle.go), and the whole is handed to
+	// the loader as JSON: its own way decodes every file, the
+	// document too, with a YAML parser that keeps each node's place.
+	if err := bundle(generic, refs.rootFile(), refs.readBundled, aliases); err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 	}
-	// A timestamp stays the text it was written as (2019-09-03T16:34:46.000+00:00),
-	// not a time written again in another form: the loader reads it so.
-	keepTimestamps(&doc, 0)
-	if err := doc.Decode(&v); err != nil {
-		return nil, err
+	doc, err := refs.resolve(generic)
+	if err == nil {
+		return doc, nil
 	}
-	return jsonShape(v), nil
-}
-
-// keepTimestamps tags n's timestamps, at any depth, as strings.
-func keepTimestamps(n *yaml.Node, depth int) {
-	if n == nil || depth > 512 {
-		return
+	// A broken part (a component that does not decode, a reference to
+	// one that is not there or of another kind, prose that is not
+	// text) costs the operations that use it, not the document: found
+	// in the document's structure (broken.go), never in the loader's
+	// words, and the document loaded again without it.
+	if !repair(generic, skips) {
+		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
-		n.Tag = "!!str"
+	if doc, err = refs.resolve(generic); err != nil {
+		return nil, fmt.Errorf("not an OpenAPI document: %v", err)
 	}
-	for _, c := range n.Content {
-		keepTimestamps(c, depth+1)
-	}
-}
-
-func jsonShape(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonShape(e)
-		}
-		return x
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonShape(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonShape(e)
-		}
-		return x
-	}
-	return v
+	return doc, nil
 }
 
 // markBinaryAnswers gives a Swagger 2.0 answer without a schema, of an
