@@ -124,71 +124,11 @@ func Import(src []byte, opts Options) (*Result, error) {
 		im.res.Skipped[SkipBrokenComponent]++
 		im.res.Warnings = append(im.res.Warnings, fmt.Sprintf("%s: skipped: it uses a broken component: %s", sk.name, sk.why))
 	}
-	if doc.Info == nil {
-		doc.Info = &openapi3.Info{}
-	}
-	base, err := im.baseServer()
+	base, err := im.prepare()
 	if err != nil {
 		return nil, err
 	}
-	if im.opts.Prefix == "" {
-		im.opts.Prefix = prefixOf(base.host, doc.Info.Title)
-	}
-	if im.opts.EnvName == "" {
-		im.opts.EnvName = "production"
-	}
-	if im.opts.Loader == nil {
-		im.opts.Loader = &synth.Loader{}
-	}
-	if err := im.checkAuthScheme(); err != nil {
-		return nil, err
-	}
-	im.loads = startLoads(im.opts.Loader, im.opts.Loaded)
-	wanted, missing := map[string]bool{}, map[string]bool{}
-	for _, id := range opts.Operations {
-		wanted[id], missing[id] = true, true
-	}
-	var paths map[string]*openapi3.PathItem
-	if doc.Paths != nil {
-		paths = doc.Paths.Map()
-	}
-	keys := make([]string, 0, len(paths))
-	for p := range paths {
-		keys = append(keys, p)
-	}
-	sort.Strings(keys)
-	ids := map[string]string{} // tool id → the operation that has it
-	for _, p := range keys {
-		item := paths[p]
-		if item == nil {
-			continue
-		}
-		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"} {
-			op := item.GetOperation(method)
-			if op == nil {
-				continue
-			}
-			if len(wanted) > 0 && !wanted[op.OperationID] {
-				continue
-			}
-			delete(missing, op.OperationID)
-			im.res.Operations++
-			srv, err := im.serverFor(base, item, op)
-			if err == nil {
-				err = im.operation(p, method, item, op, srv, ids)
-			}
-			if err != nil {
-				im.warn(method, p, op, err.Error())
-				var se *skipError
-				if !errors.As(err, &se) {
-					// Not a skip the importer decided (writing the
-					// manifest failed): named as the loader would.
-					se = &skipError{reason: SkipDoesNotLoad}
-				}
-				im.res.Skipped[se.reason]++
-			}
-		}
-	}
+	missing := im.operations(base)
 	if err := im.loadAll(); err != nil {
 		return nil, err
 	}
@@ -200,4 +140,81 @@ func Import(src []byte, opts Options) (*Result, error) {
 	}
 	sort.Strings(im.res.Warnings)
 	return im.res, nil
+}
+
+// prepare fills the options an import derives (the prefix, the envName,
+// the loader), checks --auth-scheme, and starts the loads: the base server
+// of the document's operations.
+func (im *importer) prepare() (server, error) {
+	if im.doc.Info == nil {
+		im.doc.Info = &openapi3.Info{}
+	}
+	base, err := im.baseServer()
+	if err != nil {
+		return server{}, err
+	}
+	if im.opts.Prefix == "" {
+		im.opts.Prefix = prefixOf(base.host, im.doc.Info.Title)
+	}
+	if im.opts.EnvName == "" {
+		im.opts.EnvName = "production"
+	}
+	if im.opts.Loader == nil {
+		im.opts.Loader = &synth.Loader{}
+	}
+	if err := im.checkAuthScheme(); err != nil {
+		return server{}, err
+	}
+	im.loads = startLoads(im.opts.Loader, im.opts.Loaded)
+	return base, nil
+}
+
+// operations imports every operation wanted, in the order of their paths
+// and methods, and returns the operationIds wanted that the document does
+// not have.
+func (im *importer) operations(base server) (missing map[string]bool) {
+	wanted := map[string]bool{}
+	missing = map[string]bool{}
+	for _, id := range im.opts.Operations {
+		wanted[id], missing[id] = true, true
+	}
+	var paths map[string]*openapi3.PathItem
+	if im.doc.Paths != nil {
+		paths = im.doc.Paths.Map()
+	}
+	ids := map[string]string{} // tool id → the operation that has it
+	for _, p := range sortedKeys(paths) {
+		item := paths[p]
+		if item == nil {
+			continue
+		}
+		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"} {
+			op := item.GetOperation(method)
+			if op == nil || len(wanted) > 0 && !wanted[op.OperationID] {
+				continue
+			}
+			delete(missing, op.OperationID)
+			im.res.Operations++
+			srv, err := im.serverFor(base, item, op)
+			if err == nil {
+				err = im.operation(p, method, item, op, srv, ids)
+			}
+			if err != nil {
+				im.skipped(method, p, op, err)
+			}
+		}
+	}
+	return missing
+}
+
+// skipped counts and words an operation that was not imported.
+func (im *importer) skipped(method, path string, op *openapi3.Operation, err error) {
+	im.warn(method, path, op, err.Error())
+	var se *skipError
+	if !errors.As(err, &se) {
+		// Not a skip the importer decided (writing the manifest
+		// failed): named as the loader would.
+		se = &skipError{reason: SkipDoesNotLoad}
+	}
+	im.res.Skipped[se.reason]++
 }

@@ -92,24 +92,7 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 	}
 	t.Effects = []synth.Effect{{Kind: effect, Resource: "external:" + srv.host}, {Kind: "network", Resource: "external:" + srv.host}}
 
-	// A path key may carry a literal query ("/{Bucket}?cors") or a
-	// fragment that only tells operations apart ("/#GetObject"): the
-	// fragment is never sent, so it is dropped; the literal query stays,
-	// and the parameters continue it.
-	literalQuery := false
-	if i := strings.IndexByte(path, '#'); i >= 0 {
-		im.warn(method, path, op, fmt.Sprintf("the path's fragment %q is left out: a fragment is never sent to the server", path[i:]))
-		path = path[:i]
-	}
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		literalQuery = true
-		if i == len(path)-1 {
-			path, literalQuery = path[:i], false
-		}
-	}
-	// Characters RFC 6570 does not allow as literals ("/<upload_url>")
-	// are sent percent-encoded, as a client would.
-	path = escapeLiterals(path)
+	path, literalQuery := im.requestPath(method, path, op)
 
 	in := newConverter(im.aliases)
 	in.input = true
@@ -148,6 +131,28 @@ func (im *importer) operation(path, method string, item *openapi3.PathItem, op *
 		return err
 	}
 	return im.write(method, path, op, &t)
+}
+
+// requestPath is the path a tool sends for a path key, and whether it
+// carries a literal query. A path key may carry a literal query
+// ("/{Bucket}?cors") or a fragment that only tells operations apart
+// ("/#GetObject"): the fragment is never sent, so it is dropped; the
+// literal query stays, and the parameters continue it. Characters RFC
+// 6570 does not allow as literals ("/<upload_url>") are sent
+// percent-encoded, as a client would.
+func (im *importer) requestPath(method, path string, op *openapi3.Operation) (string, bool) {
+	literalQuery := false
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		im.warn(method, path, op, fmt.Sprintf("the path's fragment %q is left out: a fragment is never sent to the server", path[i:]))
+		path = path[:i]
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		literalQuery = true
+		if i == len(path)-1 {
+			path, literalQuery = path[:i], false
+		}
+	}
+	return escapeLiterals(path), literalQuery
 }
 
 // write encodes the manifest, cut to the size budget if it must be, and
