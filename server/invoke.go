@@ -34,9 +34,14 @@ func (s *Server) invokeRoute(w http.ResponseWriter, r *http.Request) {
 	// check streams to the client as it arrives (synth.OutputSink): a big
 	// answer is not held.
 	sink := &restSink{w: w}
-	limit, ok := s.restBudget(w, r, c.tenant, c.tool.ID()) // resultbudget.go
-	if !ok {
-		return
+	limit := 0
+	if r.URL.RawQuery != "" {
+		// ?budget= (resultbudget.go); without a query there is none to
+		// read, and no map of it is made.
+		var ok bool
+		if limit, ok = s.restBudget(w, r, c.tenant, c.tool.ID()); !ok {
+			return
+		}
 	}
 	if limit == 0 {
 		c.opts.Sink = sink
@@ -115,7 +120,7 @@ func writeInvoke(w http.ResponseWriter, sink *restSink, c *toolCall, res *synth.
 	h["Content-Type"] = jsonType
 	h.Set("Content-Length", strconv.Itoa(len(outputHead)+len(res.Output)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, outputHead)
+	w.Write(outputHeadBytes)
 	w.Write(res.Output)
 	w.Write(tail)
 }
@@ -131,14 +136,15 @@ type callRequest struct {
 // absent input is {}; the tool's input sent bare, not under "input", is
 // refused with the way to wrap it.
 func (s *Server) readCall(w http.ResponseWriter, r *http.Request, what string) (callRequest, bool) {
-	var req callRequest
 	body, ok := s.readCheckedBody(w, r)
 	if !ok {
-		return req, false
+		return callRequest{}, false
 	}
-	if bareInput(body, &req) {
-		return req, true
+	var bare callRequest // on the stack: only the slow read below needs req on the heap
+	if bareInput(body, &bare) {
+		return bare, true
 	}
+	var req callRequest
 	// The tool's input sent bare: said so before the strict decoding
 	// would name its first member.
 	if stray, input := strayMembers(body); !input && len(stray) > 0 {
@@ -231,6 +237,9 @@ func (s *Server) dryRunRoute(w http.ResponseWriter, r *http.Request) {
 // metaJSON.
 const outputHead = `{"output":`
 
+// outputHeadBytes is outputHead as written: no conversion per call.
+var outputHeadBytes = []byte(outputHead)
+
 // metaJSON is the end of a successful invoke's body: the meta member and
 // the closing brace.
 func metaJSON(res *synth.Result, cut *resultCut) []byte {
@@ -267,6 +276,6 @@ func (s *restSink) Begin(int) io.Writer {
 	s.started = true
 	s.w.Header().Set("Content-Type", "application/json")
 	s.w.WriteHeader(http.StatusOK)
-	io.WriteString(s.w, outputHead)
+	s.w.Write(outputHeadBytes)
 	return s.w
 }
