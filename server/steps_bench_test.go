@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/httptools/httptools/auth"
 	"github.com/httptools/httptools/budget"
@@ -71,7 +72,7 @@ func BenchmarkRESTSteps(b *testing.B) {
 					continue
 				}
 				b.Run(name, func(b *testing.B) {
-					h, key := stepServer(b, up.URL, off, upstream == "memory")
+					_, h, key := stepServer(b, up.URL, off, upstream == "memory")
 					serveBench(b, h, "/v1/tools/bench.get-issue/invoke", body, key, nil)
 				})
 			}
@@ -82,7 +83,7 @@ func BenchmarkRESTSteps(b *testing.B) {
 // stepServer is BenchmarkRESTSteps' service with every step on but off
 // (-1: none off), its handler and a service key; memory: the upstream
 // answers from memory.
-func stepServer(tb testing.TB, upstream string, off callStep, memory bool) (http.Handler, string) {
+func stepServer(tb testing.TB, upstream string, off callStep, memory bool) (*Server, http.Handler, string) {
 	logger := slog.New(jsonlog.New(io.Discard, nil))
 	dir := tb.TempDir()
 	// The load benchmark's tool (bench/lib.sh): its input schema, and the
@@ -134,10 +135,11 @@ func stepServer(tb testing.TB, upstream string, off callStep, memory bool) (http
 		tb.Fatal(err)
 	}
 	key, _, _ := store.CreateAPIKey(ctx, "t", auth.RoleService, "")
+	h := srv.Handler()
 	if off == stepKey {
-		return withoutKeyCheck(srv, key), key
+		h = withoutKeyCheck(srv, key)
 	}
-	return srv.Handler(), key
+	return srv, h, key
 }
 
 // withoutKeyCheck is the invoke route as Handler serves it (the trace
@@ -154,3 +156,120 @@ func withoutKeyCheck(s *Server, key string) http.Handler {
 	})))
 	return traceContext(s.accessLog(mux))
 }
+
+// BenchmarkRESTStepAlone is each step of BenchmarkRESTSteps' call run
+// alone on the same service, many times, for a figure steadier than the
+// difference of two whole calls: the key check (a key checked lately),
+// the policy gate, the approval check (an unattended call of a tool that
+// needs none), the admission (the tenant's limit, a hold of the memory
+// budget with the body's draw), the input check, the history record
+// handed to the recorder (its writer runs beside), and the access record
+// (around a handler that answers 200 with nothing).
+func BenchmarkRESTStepAlone(b *testing.B) {
+	up := httptest.NewServer(benchkit.Upstream)
+	defer up.Close()
+	s, _, key := stepServer(b, up.URL, -1, true)
+	ctx := context.Background()
+	k, _ := s.keyOf(ctx, key)
+	tool, _ := s.Tools().Tool("bench.get-issue")
+	input := []byte(`{"id":"1"}`)
+	call := func() *toolCall {
+		return &toolCall{caller: k, tool: tool, input: input, context: CallContext{Unattended: true}}
+	}
+	b.Run("key", func(b *testing.B) {
+		r := httptest.NewRequest("POST", "/v1/tools/bench.get-issue/invoke", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		for b.Loop() {
+			if s.authenticate(w, r, false, nil) == nil {
+				b.Fatal(w.Body)
+			}
+		}
+	})
+	b.Run("policy", func(b *testing.B) {
+		for b.Loop() {
+			if err := s.settle(ctx, call()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("approval", func(b *testing.B) {
+		c := call()
+		for b.Loop() {
+			c.context.Unattended = true
+			if err := s.approve(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("admission", func(b *testing.B) {
+		r := httptest.NewRequest("POST", "/v1/tools/bench.get-issue/invoke", bytes.NewReader([]byte(`{"input":{"id":"1"}}`)))
+		for b.Loop() {
+			adm, err := s.admit("t")
+			if err != nil {
+				b.Fatal(err)
+			}
+			hold := s.cfg.Budget.HoldFor(s.shareOf("t"))
+			if err := s.draw(r, hold, s.bodyDraw(r), s.cfg.BudgetWait); err != nil {
+				b.Fatal(err)
+			}
+			hold.Release()
+			adm.release()
+		}
+	})
+	b.Run("input", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := tool.ValidateInput(input); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("history", func(b *testing.B) {
+		// Handed to a recorder whose writer keeps up (a sink that keeps
+		// nothing, never resting): each record is queued and copied, as
+		// when the store keeps up, not dropped.
+		rec := &history.Recorder{Sink: discardCalls{}, MaxBusy: 1}
+		rec.Start()
+		defer rec.Close()
+		s.cfg.History = rec
+		defer func() { s.cfg.History = nil }()
+		res := &synth.Result{Status: 200, Attempts: 1, Output: []byte(benchkit.Answer)}
+		c := call()
+		c.tenant = "t"
+		start := time.Now()
+		for b.Loop() {
+			s.recordCall(c, start, res, nil)
+		}
+		b.ReportMetric(float64(rec.Dropped())/float64(b.N), "dropped/op")
+	})
+	// The history's writer, off the request path: a record queued,
+	// redacted, cut and written to the SQLite store in batches of 200,
+	// the writer never resting (Close waits for the last batch).
+	b.Run("history-write", func(b *testing.B) {
+		store := s.cfg.Calls.(*testStore)
+		e := history.Entry{Record: history.Record{Tenant: "t", Tool: "bench.get-issue", Key: k.ID, At: time.Now(), Status: 200, Attempts: 1},
+			Input: input, Output: []byte(benchkit.Answer)}
+		rec := &history.Recorder{Sink: store, MaxBusy: 1, Queue: b.N + 1, QueueBytes: 1 << 40}
+		rec.Start()
+		for range b.N {
+			rec.Add(e)
+		}
+		rec.Close()
+		if rec.Written() != int64(b.N) {
+			b.Fatalf("%d records written of %d", rec.Written(), b.N)
+		}
+	})
+	b.Run("access", func(b *testing.B) {
+		noop := s.accessLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+		r := httptest.NewRequest("POST", "/v1/tools/bench.get-issue/invoke", nil)
+		w := httptest.NewRecorder()
+		for b.Loop() {
+			noop.ServeHTTP(w, r)
+		}
+	})
+}
+
+// discardCalls is a history sink that keeps nothing.
+type discardCalls struct{}
+
+func (discardCalls) AppendCalls(context.Context, []history.Record) error { return nil }
