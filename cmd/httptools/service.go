@@ -124,7 +124,7 @@ func (f *serviceFlags) uiOn(addr string) bool {
 }
 
 // accessLogger is the access log's logger: the service's, unless
-// --access-log=false.
+// --no-access-log.
 func (f *serviceFlags) accessLogger(log *slog.Logger) *slog.Logger {
 	if f.noAccessLog {
 		return nil
