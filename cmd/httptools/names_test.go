@@ -13,9 +13,8 @@ import (
 )
 
 // TestDocsNameWhatExists keeps the names the design, the README and the
-// authoring guide give
-// true by construction: every file or folder of this repository they name
-// in backticks is there, every test, fuzzer and benchmark is a function of
+// authoring guide give true by construction: every file or folder of this
+// repository they name in backticks is there, every test, fuzzer and benchmark is a function of
 // some _test.go, and every pkg.Name (pkg.Type.Member) of one of this
 // module's packages is declared in that package — so a rename or a removal
 // that leaves the docs behind fails here, not in a reader's hands.
