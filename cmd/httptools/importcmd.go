@@ -70,25 +70,13 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		fmt.Fprintln(stderr, "httptools import:", err)
 		return 1
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, "warning:", w)
-	}
-	fmt.Fprintln(stderr, res.Summary())
-	for _, n := range res.Needs() {
-		fmt.Fprintf(stderr, "needs: %s%s\n", n, howToStore(n))
-	}
+	report(res, stderr)
 	flagged := false
 	if *check {
-		rep, err := openapi.Check(src, opts, res.Manifests)
-		if err != nil {
+		if flagged, err = checkImport(src, opts, res, stderr); err != nil {
 			fmt.Fprintln(stderr, "httptools import: --check:", err)
 			return 1
 		}
-		for _, f := range rep.Findings {
-			fmt.Fprintf(stderr, "check: %s: %s: %s\n", f.Tool, f.Class, f.Detail)
-		}
-		fmt.Fprintln(stderr, "check:", strings.ReplaceAll(rep.String(), "\n", "; "))
-		flagged = rep.Flagged > 0
 	}
 	if len(res.Manifests) == 0 {
 		fmt.Fprintln(stderr, "httptools import: no operation could be imported")
@@ -101,6 +89,32 @@ array, or one NAME.json per tool with --out. What could not be imported is a war
 		return 1
 	}
 	return exitFlagged(flagged)
+}
+
+// report prints an import's warnings, its summary and what its tools
+// need stored, with the command that stores each.
+func report(res *openapi.Result, stderr io.Writer) {
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	fmt.Fprintln(stderr, res.Summary())
+	for _, n := range res.Needs() {
+		fmt.Fprintf(stderr, "needs: %s%s\n", n, howToStore(n))
+	}
+}
+
+// checkImport compares every imported tool with its operation (--check),
+// printing each finding and the count by class; true when it flagged one.
+func checkImport(src []byte, opts openapi.Options, res *openapi.Result, stderr io.Writer) (bool, error) {
+	rep, err := openapi.Check(src, opts, res.Manifests)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(stderr, "check: %s: %s: %s\n", f.Tool, f.Class, f.Detail)
+	}
+	fmt.Fprintln(stderr, "check:", strings.ReplaceAll(rep.String(), "\n", "; "))
+	return rep.Flagged > 0, nil
 }
 
 // howToStore is the command that stores what an imported tool needs,
