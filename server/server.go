@@ -144,6 +144,7 @@ type Server struct {
 	elicit        elicitMemo
 	limits        tenantLimits
 	shares        sync.Map // tenant → *budget.Budget, its share of cfg.Budget
+	secrets       sync.Map // tenant → synth.SecretResolver of its calls (secretResolver)
 	bursts        burstLog
 	failures      failureBuckets // failed authentications per client address
 	draining      atomic.Bool    // stopping: /readyz answers 503
