@@ -169,7 +169,10 @@ func (im *importer) write(method, path string, op *openapi3.Operation, t *tool) 
 	if err := encode(); err != nil {
 		return err
 	}
-	if cuts := fit(t, func() int { encode(); return buf.Len() }); len(cuts) > 0 {
+	// Over the budget, cut down (fit encodes again after each cut); most
+	// manifests are encoded once.
+	if buf.Len() > maxManifestBytes {
+		cuts := fit(t, func() int { encode(); return buf.Len() })
 		if err := encode(); err != nil {
 			return err
 		}
