@@ -155,3 +155,32 @@ func BenchmarkRESTToolsList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMCPFastPath: what the fast path saves a tools/call (1 tool
+// loaded), 2025-11-25 and 2026-07-28, answered by the fast path and by the
+// SDK alone (noFastPath) on the same server in the same run.
+func BenchmarkMCPFastPath(b *testing.B) {
+	srv, base, key := benchService(b, 1)
+	client := &http.Client{}
+	calls := []struct {
+		name, body string
+		header     []string
+	}{
+		{"2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"}}}`, nil},
+		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gen.tool-0000","arguments":{"id":"x"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			[]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "gen.tool-0000"}},
+	}
+	for _, c := range calls {
+		for _, way := range []string{"fast", "sdk"} {
+			b.Run(c.name+"/"+way, func(b *testing.B) {
+				srv.noFastPath.Store(way == "sdk")
+				defer srv.noFastPath.Store(false)
+				b.ReportAllocs()
+				for b.Loop() {
+					mcpPost(b, client, base, key, c.body, c.header...)
+				}
+			})
+		}
+	}
+}

@@ -182,6 +182,11 @@ func TestMCPFastPathAgreesWithTheSDK(t *testing.T) {
 		{"unknown protocol", call("29", "t.echo", `{"id":"7"}`), with("MCP-Protocol-Version", "1999-01-01"), false},
 		{"accept json only", call("30", "t.echo", `{"id":"7"}`), with("Accept", "application/json"), false},
 		{"form content type", call("31", "t.echo", `{"id":"7"}`), with("Content-Type", "text/plain"), false},
+		{"accept reordered", call("39", "t.echo", `{"id":"7"}`), with("Accept", "text/event-stream, application/json"), true},
+		// Served by the SDK, but not of the fast path's shape (mcpfast_shape.go):
+		{"accept with q", call("39", "t.echo", `{"id":"7"}`), with("Accept", "application/json;q=0.9, text/event-stream"), false},
+		{"content type upper case", call("39", "t.echo", `{"id":"7"}`), with("Content-Type", "Application/JSON"), false},
+		{"origin", call("39", "t.echo", `{"id":"7"}`), with("Origin", "http://localhost"), false},
 		{"tools/list", `{"jsonrpc":"2.0","id":32,"method":"tools/list"}`, std, true},
 		{"tools/list, empty params", `{"jsonrpc":"2.0","id":33,"method":"tools/list","params":{}}`, std, true},
 		{"tools/list, a cursor it did not give, past one", `{"jsonrpc":"2.0","id":34,"method":"tools/list","params":{"cursor":"` + gobCursor("t.list") + `"}}`, std, false},

@@ -180,32 +180,13 @@ func (ts *Toolset) anyHeaderBound() bool {
 }
 
 // serveMCPList answers a stateless tools/list (params absent, or only a
-// cursor) and reports true, or leaves it to the SDK.
+// cursor and the request's _meta) and reports true, or leaves it to the
+// SDK: its params (readListParams), the caller's view (gateFor), the page
+// the cursor names (listPage), that page encoded once per view
+// (encodedPage), written in the request's envelope (writeList).
 func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version string, idJSON []byte, params gjson.Result) bool {
-	cursor := ""
-	var meta gjson.Result
-	if params.Exists() {
-		if !params.IsObject() {
-			return false
-		}
-		ok := true
-		params.ForEach(func(k, v gjson.Result) bool {
-			switch k.String() {
-			case "cursor":
-				ok = v.Type == gjson.String
-				cursor = v.Str
-			case "_meta":
-				meta = v
-			default:
-				ok = false
-			}
-			return ok
-		})
-		if !ok {
-			return false
-		}
-	}
-	if !modernRequest(r, version, "tools/list", "", meta) {
+	cursor, meta, ok := readListParams(params)
+	if !ok || !modernRequest(r, version, "tools/list", "", meta) {
 		return false
 	}
 	modern := version >= modernVersion
@@ -222,14 +203,54 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 	if modern && ts.anyHeaderBound() {
 		return false // the SDK's list leaves out tools whose bindings it refuses
 	}
-	cursors, ok := ts.listCursors()
+	page, next, ok := ts.listPage(cursor)
 	if !ok {
 		return false
+	}
+	result := s.encodedPage(g, ts, cursor, page, next)
+	noteMCPList(ctx)
+	s.writeList(w, idJSON, modern, result)
+	return true
+}
+
+// readListParams reads a tools/list's params: absent, or an object of a
+// string cursor and _meta (read by modernRequest), nothing else.
+func readListParams(params gjson.Result) (cursor string, meta gjson.Result, ok bool) {
+	if !params.Exists() {
+		return "", meta, true
+	}
+	if !params.IsObject() {
+		return "", meta, false
+	}
+	ok = true
+	params.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "cursor":
+			ok = v.Type == gjson.String
+			cursor = v.Str
+		case "_meta":
+			meta = v
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return cursor, meta, ok
+}
+
+// listPage is the page of ts's tools after cursor ("" for the first), and
+// the SDK's cursor after it ("" for the last page); false when cursor is
+// not one the fast path gave (the SDK reads it, or refuses it) or the
+// SDK's cursors are not known.
+func (ts *Toolset) listPage(cursor string) (page []string, next string, ok bool) {
+	cursors, ok := ts.listCursors()
+	if !ok {
+		return nil, "", false
 	}
 	after := ""
 	if cursor != "" {
 		if after, ok = cursors.after[cursor]; !ok {
-			return false // not a cursor the fast path gave: the SDK reads it, or refuses it
+			return nil, "", false
 		}
 	}
 	ids := ts.ids // sorted, as the SDK sorts its tools
@@ -237,45 +258,54 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 	if after != "" && start < len(ids) && ids[start] == after {
 		start++
 	}
-	page := ids[start:]
-	next := ""
+	page = ids[start:]
 	if len(page) > listPageSize {
 		page = page[:listPageSize]
 		next = cursors.next[page[len(page)-1]]
 	}
+	return page, next, true
+}
+
+// encodedPage is the result of a tools/list of page as the caller's gate
+// g shows it, encoded once per tool set, cursor and view and kept in
+// s.lists.
+func (s *Server) encodedPage(g *gate, ts *Toolset, cursor string, page []string, next string) []byte {
 	seen, digest := viewOf(g, ts, page)
 	key := listKey{ts: ts, cursor: cursor, view: digest}
-	result, ok := s.lists.get(key)
-	if !ok {
-		var b bytes.Buffer
-		// As the SDK writes a list result: its cache hint
-		// (mcpCacheable's) beside the page.
-		b.WriteByte('{')
-		b.Write(s.listCacheHint())
-		b.WriteString(`,"tools":[`)
-		n := 0
-		for i, id := range page {
-			if !seen[i] {
-				continue
-			}
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(ts.mcpToolJSON(id))
-			n++
-		}
-		b.WriteByte(']')
-		if next != "" {
-			b.WriteString(`,"nextCursor":`)
-			b.WriteString(strconv.Quote(next))
-		}
-		b.WriteByte('}')
-		result = b.Bytes()
-		s.lists.put(key, result)
+	if result, ok := s.lists.get(key); ok {
+		return result
 	}
-	noteMCPList(ctx)
-	// The page is written as it is cached, never copied: only the
-	// envelope around it is the request's.
+	var b bytes.Buffer
+	// As the SDK writes a list result: its cache hint (mcpCacheable's)
+	// beside the page.
+	b.WriteByte('{')
+	b.Write(s.listCacheHint())
+	b.WriteString(`,"tools":[`)
+	n := 0
+	for i, id := range page {
+		if !seen[i] {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(ts.mcpToolJSON(id))
+		n++
+	}
+	b.WriteByte(']')
+	if next != "" {
+		b.WriteString(`,"nextCursor":`)
+		b.WriteString(strconv.Quote(next))
+	}
+	b.WriteByte('}')
+	s.lists.put(key, b.Bytes())
+	return b.Bytes()
+}
+
+// writeList writes the response of id whose result is a cached page. The
+// page is written as it is cached, never copied: only the envelope around
+// it is the request's.
+func (s *Server) writeList(w http.ResponseWriter, idJSON []byte, modern bool, result []byte) {
 	head := make([]byte, 0, 128+len(idJSON))
 	head = append(head, `{"jsonrpc":"2.0","id":`...)
 	head = append(head, idJSON...)
@@ -289,14 +319,8 @@ func (s *Server) serveMCPList(w http.ResponseWriter, r *http.Request, version st
 		result = result[1:]
 	}
 	const tail = "}\n"
-	hd := w.Header()
-	hd["Cache-Control"] = noCache
-	hd["Content-Type"] = jsonType
-	hd.Set("Content-Length", strconv.Itoa(len(head)+len(result)+len(tail)))
-	s.fastCalls.Add(1) // before the answer: a caller that read it sees the count
-	w.WriteHeader(http.StatusOK)
+	s.writeFastHead(w, http.StatusOK, len(head)+len(result)+len(tail))
 	w.Write(head)
 	w.Write(result)
 	io.WriteString(w, tail)
-	return true
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -199,12 +198,7 @@ func (s *Server) serveMCPDiscover(w http.ResponseWriter, r *http.Request, versio
 	if a := accessOf(r.Context()); a != nil {
 		a.rpc, a.outcome, a.outcomeKnown = "server/discover", "", true
 	}
-	h := w.Header()
-	h["Cache-Control"] = noCache
-	h["Content-Type"] = jsonType
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	s.fastCalls.Add(1) // before the answer: a caller that read it sees the count
-	w.WriteHeader(http.StatusOK)
+	s.writeFastHead(w, http.StatusOK, len(out))
 	w.Write(out)
 	return true
 }
