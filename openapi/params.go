@@ -26,173 +26,116 @@ type inputs struct {
 
 // parameters makes the path's and the operation's parameters input
 // members: path and query ones variables of the URL template, required
-// headers headers filled from the input.
+// headers headers filled from the input. A credential, and a parameter in
+// a cookie, is left out with a warning.
 func (im *importer) parameters(method string, op *openapi3.Operation, item *openapi3.PathItem, x *inputs) error {
-	in, props, params, path := x.in, x.props, x.params, x.path
-	var required, query []string
-	var headers []httpspec.Header
-	defer func() { x.required, x.query, x.headers, x.path = required, query, headers, path }()
-	order := mergeParams(params, item, op)
-	for _, key := range order {
-		p := params[key]
+	for _, key := range mergeParams(x.params, item, op) {
+		p := x.params[key]
 		if p.In != "path" && im.isCredential(p) {
-			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: it carries a credential, which a tool takes from its authorization, never from the model's input", p.In, p.Name))
+			im.warn(method, x.path, op, fmt.Sprintf("%s parameter %q left out: it carries a credential, which a tool takes from its authorization, never from the model's input", p.In, p.Name))
 			continue
 		}
+		var err error
 		switch p.In {
-		case "path", "query":
+		case "path":
+			err = pathParameter(p, x)
+		case "query":
+			err = im.queryParameter(method, op, p, x)
 		case "header":
-			if strings.EqualFold(p.Name, "Idempotency-Key") {
-				// Filled with the kernel's idempotency key of the call,
-				// stable across retries and re-runs.
-				headers = append(headers, httpspec.Header{Name: "Idempotency-Key", Value: ""})
-				continue
-			}
-			v := headerVar(p.Name)
-			if _, clash := props[v]; clash {
-				return skipf(SkipParameter, "header parameter %q: its input name %q is taken", p.Name, v)
-			}
-			headers = append(headers, httpspec.Header{Name: p.Name, Value: "{" + v + "}"})
-			sch := in.inline(p.Schema, 0)
-			if sch["type"] == nil && sch["$ref"] == nil {
-				sch["type"] = "string"
-			}
-			sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
-			if !p.Required {
-				serverDefault(sch)
-			}
-			props[v] = sch
-			if p.Required {
-				// An optional one is left out when the input lacks it.
-				required = append(required, v)
-			}
-			continue
+			err = headerParameter(p, x)
 		default:
-			im.warn(method, path, op, fmt.Sprintf("%s parameter %q left out: only path, query and header parameters are filled from the input", p.In, p.Name))
-			continue
+			im.warn(method, x.path, op, fmt.Sprintf("%s parameter %q left out: only path, query and header parameters are filled from the input", p.In, p.Name))
 		}
-		// A name RFC 6570 cannot spell is written percent-encoded: sent so
-		// (servers decode it), read from the input member of its name.
-		v := templateName(p.Name)
-		explode := p.Explode != nil && *p.Explode
-		style := p.Style
-		if p.In == "query" {
-			if style == "" {
-				style = "form"
-			}
-			if p.Explode == nil {
-				explode = style == "form" // form style explodes by default
-			}
-			if clash := memberParams(p, params); style == "form" && explode && len(clash) > 0 && !p.Required {
-				// Exploded, its members are query keys of their own: where
-				// another parameter has one's name, both would be sent
-				// (Cloudflare's egs-pagination.json beside page, per_page).
-				im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: its members %s are parameters of their own", p.Name, strings.Join(clash, ", ")))
-				continue
-			}
-			if style == "deepObject" {
-				vars, dropped, why := im.deepObject(p, in)
-				if len(dropped) > 0 && why == "" {
-					im.warn(method, path, op, fmt.Sprintf("query parameter %q: %s left out: a deepObject nested in a deepObject, or a list of objects, has no agreed spelling", p.Name, strings.Join(dropped, ", ")))
-				}
-				if why != "" {
-					if p.Required {
-						return skipf(SkipParameter, "required query parameter %q: %s", p.Name, why)
-					}
-					im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s", p.Name, why))
-					continue
-				}
-				for _, dv := range vars {
-					if _, clash := props[dv.name]; clash {
-						return skipf(SkipParameter, "query parameter %q: its input name %q is taken", p.Name, dv.name)
-					}
-					props[dv.name] = dv.schema
-					if dv.required {
-						required = append(required, dv.name)
-					}
-					query = append(query, dv.template)
-				}
-				continue
-			}
-			if (style == "pipeDelimited" || style == "spaceDelimited") && !explode && (isArray(p.Schema) || p.Schema == nil || p.Schema.Value == nil || len(p.Schema.Value.Type.Slice()) == 0) {
-				// RFC 6570 has no join by | or space; a string of the
-				// values so joined is sent as it is written (the | or
-				// space percent-encoded, which the server decodes).
-				sep, word := "|", "|"
-				if style == "spaceDelimited" {
-					sep, word = " ", "spaces"
-				}
-				sch := map[string]any{"type": "string"}
-				if isArray(p.Schema) {
-					if items := in.inline(p.Schema.Value.Items, 0); items != nil {
-						if d, ok := items["description"].(string); ok && d != "" {
-							sch["description"] = d
-						}
-					}
-				}
-				d := strings.TrimSpace(plainText(p.Description) + " (several values joined by " + word + ", e.g. a" + sep + "b)")
-				if cur, ok := sch["description"].(string); ok {
-					d = strings.TrimSpace(d + " " + cur)
-				}
-				sch["description"] = d
-				props[p.Name] = sch
-				if p.Required {
-					required = append(required, p.Name)
-				}
-				query = append(query, v)
-				continue
-			}
-			if style != "form" {
-				why := fmt.Sprintf("its style %s has no RFC 6570 form", style)
-				if p.Required {
-					return skipf(SkipParameter, "required query parameter %q: %s", p.Name, why)
-				}
-				im.warn(method, path, op, fmt.Sprintf("query parameter %q left out: %s (form style, the default, does)", p.Name, why))
-				continue
-			}
-		}
-		if p.In == "path" {
-			op := ""
-			switch style {
-			case "", "simple":
-			case "label":
-				op = "."
-			case "matrix":
-				op = ";"
-			default:
-				return skipf(SkipParameter, "path parameter %q: style %s has no RFC 6570 form", p.Name, style)
-			}
-			star := ""
-			if explode {
-				star = "*"
-			}
-			if !strings.Contains(path, "{"+p.Name+"}") {
-				return skipf(SkipParameter, "path parameter %q does not appear in the path", p.Name)
-			}
-			path = strings.ReplaceAll(path, "{"+p.Name+"}", "{"+op+v+star+"}")
-		}
-		sch := in.inline(p.Schema, 0)
-		if p.Description != "" {
-			if _, ok := sch["description"]; !ok {
-				sch["description"] = plainText(p.Description)
-			}
-		}
-		if !p.Required && p.In == "query" {
-			serverDefault(sch)
-		}
-		props[p.Name] = sch
-		if p.Required || p.In == "path" {
-			required = append(required, p.Name)
-		}
-		if p.In == "query" {
-			if (isArray(p.Schema) || isObject(p.Schema) || mayBeArray(p.Schema, 0)) && explode {
-				query = append(query, v+"*")
-			} else {
-				query = append(query, v)
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// headerParameter makes header parameter p a header filled from an input
+// member of its own (x_request_id for X-Request-Id), required if p is;
+// Idempotency-Key is filled with the kernel's idempotency key of the
+// call, stable across retries and re-runs.
+func headerParameter(p *openapi3.Parameter, x *inputs) error {
+	if strings.EqualFold(p.Name, "Idempotency-Key") {
+		x.headers = append(x.headers, httpspec.Header{Name: "Idempotency-Key", Value: ""})
+		return nil
+	}
+	v := headerVar(p.Name)
+	if _, clash := x.props[v]; clash {
+		return skipf(SkipParameter, "header parameter %q: its input name %q is taken", p.Name, v)
+	}
+	x.headers = append(x.headers, httpspec.Header{Name: p.Name, Value: "{" + v + "}"})
+	sch := x.in.inline(p.Schema, 0)
+	if sch["type"] == nil && sch["$ref"] == nil {
+		sch["type"] = "string"
+	}
+	sch["description"] = strings.TrimSpace(plainText(p.Description) + " (sent as the " + p.Name + " header)")
+	if !p.Required {
+		serverDefault(sch)
+	}
+	x.props[v] = sch
+	if p.Required {
+		// An optional one is left out when the input lacks it.
+		x.required = append(x.required, v)
+	}
+	return nil
+}
+
+// pathParameter writes path parameter p into the path as an RFC 6570
+// variable of its style (simple, label or matrix), a required member.
+func pathParameter(p *openapi3.Parameter, x *inputs) error {
+	op := ""
+	switch p.Style {
+	case "", "simple":
+	case "label":
+		op = "."
+	case "matrix":
+		op = ";"
+	default:
+		return skipf(SkipParameter, "path parameter %q: style %s has no RFC 6570 form", p.Name, p.Style)
+	}
+	explode := p.Explode != nil && *p.Explode
+	star := ""
+	if explode {
+		star = "*"
+	}
+	if !strings.Contains(x.path, "{"+p.Name+"}") {
+		return skipf(SkipParameter, "path parameter %q does not appear in the path", p.Name)
+	}
+	x.path = strings.ReplaceAll(x.path, "{"+p.Name+"}", "{"+op+templateName(p.Name)+star+"}")
+	addParameter(p, x, explode)
+	return nil
+}
+
+// addParameter makes path or query parameter p an input member of its
+// name, with its schema and description; a query one a variable of the
+// URL's query too, exploded where a list or an object is.
+func addParameter(p *openapi3.Parameter, x *inputs, explode bool) {
+	// A name RFC 6570 cannot spell is written percent-encoded: sent so
+	// (servers decode it), read from the input member of its name.
+	v := templateName(p.Name)
+	sch := x.in.inline(p.Schema, 0)
+	if p.Description != "" {
+		if _, ok := sch["description"]; !ok {
+			sch["description"] = plainText(p.Description)
+		}
+	}
+	if !p.Required && p.In == "query" {
+		serverDefault(sch)
+	}
+	x.props[p.Name] = sch
+	if p.Required || p.In == "path" {
+		x.required = append(x.required, p.Name)
+	}
+	if p.In == "query" {
+		if (isArray(p.Schema) || isObject(p.Schema) || mayBeArray(p.Schema, 0)) && explode {
+			x.query = append(x.query, v+"*")
+		} else {
+			x.query = append(x.query, v)
+		}
+	}
 }
 
 // serverDefault moves an optional parameter's default into its
@@ -211,21 +154,6 @@ func serverDefault(sch map[string]any) {
 		note = strings.TrimRight(desc, " ") + " " + note
 	}
 	sch["description"] = note
-}
-
-// memberParams are the members of an object parameter that other query
-// parameters of the operation are named like.
-func memberParams(p *openapi3.Parameter, params map[string]*openapi3.Parameter) []string {
-	if p.Schema == nil || p.Schema.Value == nil {
-		return nil
-	}
-	var clash []string
-	for _, k := range sortedKeys(p.Schema.Value.Properties) {
-		if q := params["query:"+k]; q != nil && q != p {
-			clash = append(clash, k)
-		}
-	}
-	return clash
 }
 
 // mergeParams puts the parameters of a path item and of its operation in
@@ -275,87 +203,6 @@ func (im *importer) isCredential(p *openapi3.Parameter) bool {
 // x_request_id.
 func headerVar(name string) string {
 	return strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "_"), "_")
-}
-
-// A deepVar is one query variable a deepObject parameter becomes.
-type deepVar struct {
-	name     string // the input member and wire name, e.g. created[gte]
-	template string // its RFC 6570 variable, percent-encoded
-	schema   map[string]any
-	required bool
-}
-
-// deepObject spells a deepObject query parameter in RFC 6570 as far as it
-// can: each declared member of the object as its own variable named
-// name[member] (Stripe's created[gte]=…), an array as name[] exploded
-// (expand[]=a&expand[]=b), and a scalar alternative of an anyOf as the
-// plain name. An object with no declared members has no variable to name,
-// and why says so.
-func (im *importer) deepObject(p *openapi3.Parameter, in *converter) (vars []deepVar, dropped []string, why string) {
-	if p.Schema == nil || p.Schema.Value == nil {
-		return nil, nil, "style deepObject without a schema"
-	}
-	desc := plainText(p.Description)
-	branches := openapi3.SchemaRefs{p.Schema}
-	if v := p.Schema.Value; len(v.AnyOf)+len(v.OneOf) > 0 {
-		branches = append(append(openapi3.SchemaRefs{}, v.AnyOf...), v.OneOf...)
-	}
-	var scalars openapi3.SchemaRefs
-	for _, b := range branches {
-		if b == nil || b.Value == nil {
-			continue
-		}
-		switch {
-		case isArray(b):
-			if b.Value.Items == nil || !isScalar(b.Value.Items) {
-				dropped = append(dropped, p.Name+"[]") // a list of objects has no agreed spelling
-				continue
-			}
-			sch := in.inline(b, 0)
-			sch["description"] = strings.TrimSpace(desc + " (sent as " + p.Name + "[]=… for each item)")
-			vars = append(vars, deepVar{name: p.Name + "[]", template: templateName(p.Name+"[]") + "*", schema: sch, required: p.Required})
-		case isObject(b) || len(b.Value.Properties) > 0:
-			if len(b.Value.Properties) == 0 {
-				continue
-			}
-			req := map[string]bool{}
-			for _, r := range b.Value.Required {
-				req[r] = true
-			}
-			for _, m := range sortedKeys(b.Value.Properties) {
-				mv := b.Value.Properties[m]
-				if !isScalar(mv) {
-					dropped = append(dropped, p.Name+"["+m+"]") // nested: no agreed spelling
-					continue
-				}
-				sch := in.inline(mv, 0)
-				d, _ := sch["description"].(string)
-				sch["description"] = strings.TrimSpace(strings.TrimSpace(d+" "+desc) + " (sent as " + p.Name + "[" + m + "])")
-				vars = append(vars, deepVar{name: p.Name + "[" + m + "]", template: templateName(p.Name + "[" + m + "]"), schema: sch, required: p.Required && req[m] && len(branches) == 1})
-			}
-		default:
-			scalars = append(scalars, b)
-		}
-	}
-	if len(scalars) > 0 {
-		// The scalar alternatives (an integer, or an enum of words) are
-		// one plain variable.
-		sch := map[string]any{"anyOf": in.inlineAll(scalars, 0)}
-		if len(scalars) == 1 {
-			sch = in.inline(scalars[0], 0)
-		}
-		if desc != "" {
-			sch["description"] = desc
-		}
-		vars = append(vars, deepVar{name: p.Name, template: templateName(p.Name), schema: sch, required: p.Required && len(vars) == 0})
-	}
-	if len(vars) == 0 && len(dropped) > 0 {
-		return nil, nil, strings.Join(dropped, ", ") + " has no agreed deepObject spelling (a list of objects, or an object nested in one)"
-	}
-	if len(vars) == 0 {
-		return nil, nil, "its style deepObject names no members, so RFC 6570 has no variable for them"
-	}
-	return vars, dropped, ""
 }
 
 // escapeLiterals percent-encodes the characters of a path, outside its
