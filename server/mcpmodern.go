@@ -11,7 +11,6 @@ import (
 
 	"github.com/httptools/httptools/fetch"
 	"github.com/httptools/httptools/synth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 )
@@ -151,22 +150,6 @@ func allStrings(v gjson.Result) bool {
 		return ok
 	})
 	return ok
-}
-
-// modernStatus is the HTTP status of a JSON-RPC error answered under
-// version (SEP-2575: method not found is 404; invalid params, an
-// unsupported version or missing capabilities 400), 200 before it.
-func modernStatus(version string, code int64) int {
-	if version < modernVersion {
-		return http.StatusOK
-	}
-	switch code {
-	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
 }
 
 // serveMCPDiscover answers a 2026-07-28 server/discover (params only the
