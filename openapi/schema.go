@@ -165,6 +165,10 @@ func (c *converter) attach(schema map[string]any) map[string]any {
 	return schema
 }
 
+// convert is s in JSON Schema 2020-12: its type (null added where it is
+// nullable), its annotations, its bounds, its members and its parts, each
+// schema below it inlined or defined. What it cannot keep it drops with a
+// note.
 func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	if depth > maxDepth {
 		return map[string]any{}
@@ -181,16 +185,39 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 			out["type"] = types
 		}
 	}
-	set := func(k string, v any, ok bool) {
-		if ok {
-			out[k] = v
-		}
+	c.annotations(s, out)
+	c.bounds(s, out)
+	// The schemas below, in this order: a named schema's place in the
+	// queue (nearest first, within the budget) follows it.
+	if s.Items != nil {
+		out["items"] = c.inline(s.Items, depth+1)
 	}
-	set("title", s.Title, s.Title != "")
-	set("description", s.Description, s.Description != "")
-	set("format", s.Format, s.Format != "")
-	set("enum", s.Enum, len(s.Enum) > 0)
-	set("const", s.Const, s.Const != nil)
+	if len(s.PrefixItems) > 0 {
+		out["prefixItems"] = c.inlineAll(s.PrefixItems, depth)
+	}
+	c.members(s, out, depth)
+	c.parts(s, out, depth)
+	setIf(out, "readOnly", true, s.ReadOnly)
+	setIf(out, "writeOnly", true, s.WriteOnly)
+	setIf(out, "deprecated", true, s.Deprecated)
+	return out
+}
+
+// setIf sets out[k] to v when ok.
+func setIf(out map[string]any, k string, v any, ok bool) {
+	if ok {
+		out[k] = v
+	}
+}
+
+// annotations copies s's title, description, format, enum, const,
+// default (unless it is one s refuses) and examples into out.
+func (c *converter) annotations(s *openapi3.Schema, out map[string]any) {
+	setIf(out, "title", s.Title, s.Title != "")
+	setIf(out, "description", s.Description, s.Description != "")
+	setIf(out, "format", s.Format, s.Format != "")
+	setIf(out, "enum", s.Enum, len(s.Enum) > 0)
+	setIf(out, "const", s.Const, s.Const != nil)
 	if s.Default != nil {
 		if why := badDefault(s); why != "" {
 			c.note(fmt.Sprintf("default %s dropped: %s", clipText(jsonText(s.Default), 40), why))
@@ -201,7 +228,13 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	if s.Example != nil {
 		out["examples"] = []any{s.Example}
 	}
-	set("examples", s.Examples, len(s.Examples) > 0)
+	setIf(out, "examples", s.Examples, len(s.Examples) > 0)
+}
+
+// bounds copies s's bounds into out: its pattern (unless Go cannot
+// compile it), lengths, numeric bounds (3.0's boolean exclusive bounds
+// as 2020-12's numbers), multipleOf and item counts.
+func (c *converter) bounds(s *openapi3.Schema, out map[string]any) {
 	if s.Pattern != "" {
 		if _, err := regexp.Compile(s.Pattern); err != nil {
 			c.note(fmt.Sprintf("pattern %s dropped: Go's regular expressions cannot compile it (%v)", clipText(s.Pattern, 60), errCode(err)))
@@ -209,7 +242,7 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 			out["pattern"] = s.Pattern
 		}
 	}
-	set("minLength", s.MinLength, s.MinLength > 0)
+	setIf(out, "minLength", s.MinLength, s.MinLength > 0)
 	if s.MaxLength != nil {
 		out["maxLength"] = *s.MaxLength
 	}
@@ -231,17 +264,17 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	if s.MultipleOf != nil {
 		out["multipleOf"] = *s.MultipleOf
 	}
-	set("minItems", s.MinItems, s.MinItems > 0)
+	setIf(out, "minItems", s.MinItems, s.MinItems > 0)
 	if s.MaxItems != nil {
 		out["maxItems"] = *s.MaxItems
 	}
-	set("uniqueItems", true, s.UniqueItems)
-	if s.Items != nil {
-		out["items"] = c.inline(s.Items, depth+1)
-	}
-	if len(s.PrefixItems) > 0 {
-		out["prefixItems"] = c.inlineAll(s.PrefixItems, depth)
-	}
+	setIf(out, "uniqueItems", true, s.UniqueItems)
+}
+
+// members converts s's properties (but those for the other side of the
+// call), the ones it requires (but those left out, and in an input those
+// a part marks read-only), its additional properties and minProperties.
+func (c *converter) members(s *openapi3.Schema, out map[string]any, depth int) {
 	var left map[string]bool // members left out of this side
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
@@ -266,17 +299,21 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 			required = append(required, r)
 		}
 	}
-	set("required", required, len(required) > 0)
+	setIf(out, "required", required, len(required) > 0)
 	if ap := s.AdditionalProperties; ap.Has != nil {
 		out["additionalProperties"] = *ap.Has
 	} else if ap.Schema != nil {
 		out["additionalProperties"] = c.inline(ap.Schema, depth+1)
 	}
-	set("minProperties", s.MinProps, s.MinProps > 0)
-	// oneOf becomes anyOf: a document's branches often overlap (a string
-	// that is also an enum of strings, an object that fits two shapes),
-	// and oneOf then refuses what the API takes ("subschemas 0, 1
-	// matched"); anyOf accepts what any branch does, and the API decides.
+	setIf(out, "minProperties", s.MinProps, s.MinProps > 0)
+}
+
+// parts converts s's allOf, anyOf, oneOf and not. oneOf becomes anyOf: a
+// document's branches often overlap (a string that is also an enum of
+// strings, an object that fits two shapes), and oneOf then refuses what
+// the API takes ("subschemas 0, 1 matched"); anyOf accepts what any
+// branch does, and the API decides.
+func (c *converter) parts(s *openapi3.Schema, out map[string]any, depth int) {
 	if len(s.AllOf) > 0 {
 		out["allOf"] = c.inlineAll(s.AllOf, depth)
 	}
@@ -293,10 +330,6 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	if s.Not != nil {
 		out["not"] = c.inline(s.Not, depth+1)
 	}
-	set("readOnly", true, s.ReadOnly)
-	set("writeOnly", true, s.WriteOnly)
-	set("deprecated", true, s.Deprecated)
-	return out
 }
 
 // readOnlyInParts says whether member name is read-only in one of s's
@@ -432,82 +465,4 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// maxManifestBytes is the size budget of one generated manifest: a model
-// reads a tool's schemas whole, and a client lists every tool.
-const maxManifestBytes = 64 << 10
-
-// fit brings a manifest's schemas under the size budget, cheapest cut
-// first, and says what it cut: descriptions and examples inside the
-// shared definitions, then the output's shape (the answer is no longer
-// checked beyond its type), then the input's shared definitions (the
-// members that use them accept any value; the upstream still checks).
-func fit(t *tool, size func() int) []string {
-	var cuts []string
-	if size() <= maxManifestBytes {
-		return nil
-	}
-	for _, sch := range []map[string]any{t.Input, t.Output} {
-		if defs, ok := sch["$defs"].(map[string]any); ok {
-			strip(defs)
-		}
-		if props, ok := sch["properties"].(map[string]any); ok {
-			for _, p := range props {
-				if pm, ok := p.(map[string]any); ok {
-					for k, v := range pm {
-						if k != "description" {
-							strip(v)
-						}
-					}
-				}
-			}
-		}
-	}
-	cuts = append(cuts, "descriptions and examples inside the schemas")
-	if size() <= maxManifestBytes {
-		return cuts
-	}
-	typ := t.Output["type"]
-	for k := range t.Output {
-		delete(t.Output, k)
-	}
-	if typ != nil {
-		t.Output["type"] = typ
-	}
-	cuts = append(cuts, "the output schema past its type")
-	if size() <= maxManifestBytes {
-		return cuts
-	}
-	if defs, ok := t.Input["$defs"].(map[string]any); ok {
-		for k := range defs {
-			defs[k] = map[string]any{}
-		}
-		cuts = append(cuts, "the input's shared definitions (their members accept any value)")
-	}
-	return cuts
-}
-
-// strip removes descriptions and examples below v.
-func strip(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "description")
-		delete(x, "examples")
-		for k, c := range x {
-			if k == "properties" || k == "$defs" {
-				if m, ok := c.(map[string]any); ok {
-					for _, p := range m {
-						strip(p)
-					}
-					continue
-				}
-			}
-			strip(c)
-		}
-	case []any:
-		for _, c := range x {
-			strip(c)
-		}
-	}
 }
