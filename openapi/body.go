@@ -27,13 +27,10 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 	if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
 		return nil
 	}
-	in, props, params, path := x.in, x.props, x.params, x.path
 	ct, mt := jsonContent(rb.Value.Content)
 	if mt == nil {
 		if fm := rb.Value.Content.Get(formType); fm != nil {
-			required := x.required
-			defer func() { x.required = required }()
-			return im.formBody(method, path, op, fm, in, props, params, &required, spec)
+			return im.formBody(method, x.path, op, fm, x.in, x.props, x.params, &x.required, spec)
 		}
 		return skipf(SkipBody, "the request body is %s: %s", strings.Join(sortedKeys(rb.Value.Content), ", "), whyNotBody(rb.Value.Content))
 	}
@@ -49,69 +46,79 @@ func (im *importer) body(method string, op *openapi3.Operation, x *inputs, spec 
 	}
 	bprops, breq, object := map[string]any{}, []string(nil), false
 	if sch != nil {
-		object = in.objectMembers(sch, bprops, &breq, 0)
+		object = x.in.objectMembers(sch, bprops, &breq, 0)
 	}
 	if object {
-		if err := im.bodyCredentials(method, path, op, bprops, &breq); err != nil {
+		if err := im.bodyCredentials(method, x.path, op, bprops, &breq); err != nil {
 			return err
 		}
 	}
-	headerInputs := false
-	for _, h := range x.headers {
-		if strings.Contains(h.Value, "{") {
-			headerInputs = true
-		}
-	}
-	// A body member with a parameter's name: json-input would send the
-	// parameter's value (the URL's) instead of the member (or nothing).
-	clash := false
-	for k := range bprops {
-		if _, ok := props[k]; ok {
-			clash = true
-		}
-	}
-	// A free-form object (no declared members): json-input would give
-	// the model nothing to fill, and the body whole is what it must send.
-	freeForm := object && len(bprops) == 0
 	if ct == "application/json-patch+json" {
 		// RFC 6902: a list of operations, whatever the document says the
 		// body is (Kubernetes names it an object).
-		return im.wholeBody(method, path, op, mt, jsonPatch(), rb.Value.Required, x, spec)
+		return im.wholeBody(method, x.path, op, mt, jsonPatch(), rb.Value.Required, x, spec)
 	}
-	alternatives := hasAlternatives(sch, 0)
-	if !object || freeForm || headerInputs || clash || alternatives {
-		var whole map[string]any
-		if object && !freeForm && !alternatives {
-			// One object, its allOf merged: easier to fill than the parts.
-			whole = map[string]any{"type": "object", "properties": bprops}
-			if len(breq) > 0 {
-				whole["required"] = breq
-			}
-			if sch.Description != "" {
-				whole["description"] = sch.Description
-			}
+	if whole, ok := wholeSchema(x, sch, bprops, breq, object); ok {
+		return im.wholeBody(method, x.path, op, mt, whole, rb.Value.Required, x, spec)
+	}
+	im.jsonInputBody(method, op, bprops, breq, x, spec)
+	return nil
+}
+
+// wholeSchema says the body is sent whole, as one input member, and is
+// that member's schema (nil for the body's own): a body that is no
+// object, a free-form object (json-input would give the model nothing to
+// fill), an object beside header inputs (json-input would send those
+// again) or with a member of a parameter's name (json-input would send
+// the parameter's value instead of the member), or one of several
+// shapes.
+func wholeSchema(x *inputs, sch *openapi3.Schema, bprops map[string]any, breq []string, object bool) (map[string]any, bool) {
+	headerInputs := slices.ContainsFunc(x.headers, func(h httpspec.Header) bool { return strings.Contains(h.Value, "{") })
+	clash := false
+	for k := range bprops {
+		if _, ok := x.props[k]; ok {
+			clash = true
 		}
-		return im.wholeBody(method, path, op, mt, whole, rb.Value.Required, x, spec)
 	}
-	required := x.required
+	freeForm := object && len(bprops) == 0
+	alternatives := hasAlternatives(sch, 0)
+	if object && !freeForm && !headerInputs && !clash && !alternatives {
+		return nil, false
+	}
+	var whole map[string]any
+	if object && !freeForm && !alternatives {
+		// One object, its allOf merged: easier to fill than the parts.
+		whole = map[string]any{"type": "object", "properties": bprops}
+		if len(breq) > 0 {
+			whole["required"] = breq
+		}
+		if sch.Description != "" {
+			whole["description"] = sch.Description
+		}
+	}
+	return whole, true
+}
+
+// jsonInputBody makes the body's members input members (a parameter's
+// name wins, with a warning) and sends the input minus the URL's values
+// as the body (json-input).
+func (im *importer) jsonInputBody(method string, op *openapi3.Operation, bprops map[string]any, breq []string, x *inputs, spec *httpspec.Spec) {
 	for _, k := range sortedKeys(bprops) {
-		if _, clash := props[k]; clash {
-			im.warn(method, path, op, fmt.Sprintf("body property %q has the name of a parameter: the parameter wins", k))
+		if _, clash := x.props[k]; clash {
+			im.warn(method, x.path, op, fmt.Sprintf("body property %q has the name of a parameter: the parameter wins", k))
 			continue
 		}
-		props[k] = bprops[k]
+		x.props[k] = bprops[k]
 	}
 	// The body's own required members are required whether or not
 	// the body is: an API that takes no body at all is rare, one that
 	// refuses a body without them is the rule.
 	for _, r := range breq {
-		if _, clash := params["path:"+r]; !clash && !slices.Contains(required, r) {
-			required = append(required, r)
+		if _, clash := x.params["path:"+r]; !clash && !slices.Contains(x.required, r) {
+			x.required = append(x.required, r)
 		}
 	}
-	x.required = required
 	spec.RequestBody = &httpspec.RequestBody{Kind: bodykind.JSONInput}
-	return nil
 }
 
 // bodyCredentialNames are body members that carry a credential: an API
