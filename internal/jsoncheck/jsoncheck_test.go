@@ -197,6 +197,14 @@ func BenchmarkCheckAnswer(b *testing.B) {
 			}
 		}
 	})
+	b.Run("jsoncheck-without-fast-pass", func(b *testing.B) {
+		b.SetBytes(int64(doc.Len()))
+		for b.Loop() {
+			if err := checkFully(doc.Bytes(), MaxDepth, Options{AllowInvalidUTF8: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(int64(doc.Len()))
 		for b.Loop() {
