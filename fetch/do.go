@@ -19,11 +19,12 @@ import (
 // read under its cap and the memory budget.
 
 // call is the state of one Do. Its transport and redirect rule are methods
-// of it, so nothing of the call travels in a context.
+// of it, so nothing of the call travels in a context. It keeps no context
+// either: the steps of Do take the caller's ctx as their first argument, and
+// the transport's steps the request's.
 type call struct {
 	c        *Client
 	req      *Request
-	ctx      context.Context
 	host     string   // host[:port] of the first request
 	hostname string   // its name, for the audit record
 	rs       resends  // the attempts, the Transport's own sends among them
@@ -40,9 +41,9 @@ type call struct {
 // package doc says, and reads the whole body.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	start := time.Now()
-	cl := &call{c: c, req: req, ctx: ctx}
+	cl := &call{c: c, req: req}
 	cl.rs.init(c.cfg.MaxAttempts, repeatable(req.Method, req.Header))
-	resp, err := cl.do()
+	resp, err := cl.do(ctx)
 	err = c.quiet(err)
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
@@ -59,26 +60,26 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	return resp, err
 }
 
-func (cl *call) do() (*Response, error) {
+func (cl *call) do(ctx context.Context) (*Response, error) {
 	// The request is made and the answer read in calls of their own:
 	// while the upstream answers, only this frame of do's is on the stack.
-	hr, err := cl.request()
+	hr, err := cl.request(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := cl.attempt(hr)
+	resp, err := cl.attempt(ctx, hr)
 	if err != nil {
 		return &Response{Attempts: cl.rs.count()}, err
 	}
-	return cl.answer(resp)
+	return cl.answer(ctx, resp)
 }
 
 // request makes the call's first request, under the first hop's rules.
 //
 //go:noinline
-func (cl *call) request() (*http.Request, error) {
+func (cl *call) request(parent context.Context) (*http.Request, error) {
 	c, req := cl.c, cl.req
-	ctx := cl.attach(cl.ctx)
+	ctx := cl.attach(parent)
 	var body io.Reader
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body) // NewRequest sets GetBody: every attempt sends it whole
@@ -87,7 +88,7 @@ func (cl *call) request() (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = cl.checkHop(hr.URL) // rewrites the host to its one form
+	err = cl.checkHop(parent, hr.URL) // rewrites the host to its one form
 	cl.host, cl.hostname = hr.URL.Host, hr.URL.Hostname()
 	if err != nil {
 		return nil, err
@@ -112,31 +113,31 @@ func (cl *call) request() (*http.Request, error) {
 // answer reads the final answer.
 //
 //go:noinline
-func (cl *call) answer(resp *http.Response) (*Response, error) {
+func (cl *call) answer(ctx context.Context, resp *http.Response) (*Response, error) {
 	defer resp.Body.Close()
 	if cl.c.cfg.WrapTransport != nil {
 		// A body net/http frames stops at the context's end by itself (and
 		// one it would hand over raw is refused below every wrapper); one a
 		// wrapper hands up may not: closing it ends any read blocked in
 		// it, so nothing of the call outlives its deadline.
-		defer context.AfterFunc(cl.ctx, func() { resp.Body.Close() })()
+		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
 	}
-	return cl.read(resp)
+	return cl.read(ctx, resp)
 }
 
 // attempt sends hr until an attempt is final: the policy says so, the
 // attempts run out (the Transport's own sends among them, see resend.go),
 // the Transport was stopped from sending again, or the context ends. The
 // last answer is returned with its body unread, whatever its status.
-func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
+func (cl *call) attempt(ctx context.Context, hr *http.Request) (*http.Response, error) {
 	c := cl.c
 	a := Attempt{Request: cl.req, Deadline: cl.deadline}
 	for {
 		cl.rs.begin()
 		cl.gotConn = false
 		resp, err := cl.follow(hr)
-		err = cl.resent(err)
-		if cerr := cl.ctx.Err(); cerr != nil {
+		err = cl.resent(ctx, err)
+		if cerr := ctx.Err(); cerr != nil {
 			if resp != nil {
 				resp.Body.Close()
 			}
@@ -156,9 +157,9 @@ func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-cl.ctx.Done():
+		case <-ctx.Done():
 			t.Stop()
-			return nil, cl.ctx.Err()
+			return nil, ctx.Err()
 		case <-t.C:
 		}
 		// A new request for the next attempt: the transport may still
@@ -175,7 +176,7 @@ func (cl *call) attempt(hr *http.Request) (*http.Response, error) {
 
 // read reads the final answer's body under its cap: to Request.Stream when
 // it takes a success, else whole, drawn on the memory budget.
-func (cl *call) read(resp *http.Response) (*Response, error) {
+func (cl *call) read(ctx context.Context, resp *http.Response) (*Response, error) {
 	c, req := cl.c, cl.req
 	limit := req.MaxBody
 	if limit <= 0 {
@@ -202,11 +203,7 @@ func (cl *call) read(resp *http.Response) (*Response, error) {
 		hold = c.cfg.Budget.Hold()
 		defer hold.Release()
 	}
-	var d *drawer
-	if hold != nil {
-		d = &drawer{ctx: cl.ctx, hold: hold}
-	}
 	var err error
-	out.Body, err = readCapped(resp.Body, resp.ContentLength, limit, d)
+	out.Body, err = readCapped(ctx, resp.Body, resp.ContentLength, limit, hold)
 	return out, err
 }

@@ -32,7 +32,7 @@ func TestReadCapped(t *testing.T) {
 		if tc.known {
 			cl = tc.size
 		}
-		got, err := readCapped(io.LimitReader(strings.NewReader(body), tc.size), cl, tc.cap, nil)
+		got, err := readCapped(context.Background(), io.LimitReader(strings.NewReader(body), tc.size), cl, tc.cap, nil)
 		if tc.tooLarge {
 			if !errors.Is(err, ErrTooLarge) {
 				t.Errorf("%+v: got %d bytes, %v; want ErrTooLarge", tc, len(got), err)
@@ -49,7 +49,7 @@ func TestReadCapped(t *testing.T) {
 // the cap: the reader is asked for at most cap+1 bytes.
 func TestReadCappedStopsReading(t *testing.T) {
 	r := &countingReader{}
-	_, err := readCapped(r, -1, 1<<20, nil)
+	_, err := readCapped(context.Background(), r, -1, 1<<20, nil)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatal(err)
 	}

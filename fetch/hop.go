@@ -19,7 +19,7 @@ type belowWrapper call
 
 func (b *belowWrapper) RoundTrip(r *http.Request) (*http.Response, error) {
 	cl := (*call)(b)
-	if err := cl.checkHop(r.URL); err != nil {
+	if err := cl.checkHop(r.Context(), r.URL); err != nil {
 		if r.Body != nil {
 			r.Body.Close()
 		}
@@ -38,8 +38,9 @@ func (cl *call) below() http.RoundTripper {
 }
 
 // checkHop applies the scheme rule, the allowlist and, behind a proxy, the
-// guard to the host of one hop, before anything is sent to it.
-func (cl *call) checkHop(u *url.URL) error {
+// guard to the host of one hop, before anything is sent to it. Behind a
+// proxy it resolves the host within ctx.
+func (cl *call) checkHop(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return &DeniedError{Host: u.Host, Why: fmt.Sprintf("scheme %q is not http or https", u.Scheme)}
 	}
@@ -61,7 +62,7 @@ func (cl *call) checkHop(u *url.URL) error {
 	if cl.req.Restricted && !HostAllowed(cl.req.Allowlist, host) {
 		return &DeniedError{Host: host, Why: "host is not in the tool's network allowlist"}
 	}
-	return cl.c.checkTarget(cl.ctx, u)
+	return cl.c.checkTarget(ctx, u)
 }
 
 // checkTarget resolves a target that a proxy will connect to and refuses it
@@ -105,7 +106,7 @@ func (cl *call) checkRedirect(r *http.Request, via []*http.Request) error {
 	if len(via) > cl.c.cfg.MaxRedirects { // via holds the first request and every hop so far
 		return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, cl.c.cfg.MaxRedirects)
 	}
-	if err := cl.checkHop(r.URL); err != nil {
+	if err := cl.checkHop(r.Context(), r.URL); err != nil {
 		return err
 	}
 	prev := via[len(via)-1].URL

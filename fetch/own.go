@@ -41,9 +41,10 @@ func (c *Client) HTTPClient(follow bool) *http.Client {
 type ownTransport struct{ c *Client }
 
 func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	cl := &call{c: t.c, req: &Request{}, ctx: r.Context()}
+	ctx := r.Context() // the caller's, before the call's own is attached
+	cl := &call{c: t.c, req: &Request{}}
 	u := *r.URL
-	if err := cl.checkHop(&u); err != nil {
+	if err := cl.checkHop(ctx, &u); err != nil {
 		if r.Body != nil {
 			r.Body.Close()
 		}
@@ -55,7 +56,7 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	cl.rs.init(t.c.cfg.MaxAttempts, repeatable(r.Method, r.Header))
 	cl.rs.begin()
 	cl.rs.hop()
-	r = r.WithContext(cl.attach(r.Context()))
+	r = r.WithContext(cl.attach(ctx))
 	if u.Host != r.URL.Host {
 		r.URL = &u
 		r.Host = ""
@@ -63,7 +64,7 @@ func (t ownTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.c.base.RoundTrip(r)
 	if err != nil {
 		cl.end()
-		return nil, t.c.quiet(cl.resent(err))
+		return nil, t.c.quiet(cl.resent(ctx, err))
 	}
 	resp.Body = &ownBody{ReadCloser: resp.Body, left: MaxOwnBody, end: cl.end, c: t.c}
 	return resp, nil

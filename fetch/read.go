@@ -16,13 +16,14 @@ import (
 // server announces is never an allocation — and an endless or oversized body
 // is dropped at the cap.
 //
-// d draws the bytes on the memory budget before they are allocated (nil: no
-// budget), so that a call never waits for more while holding part of its
-// answer in a way that could lock calls out of each other: with a
+// The bytes are drawn on the memory budget hold (nil: no budget) before
+// they are allocated, waiting within ctx, so that a call never waits for
+// more while holding part of its answer in a way that could lock calls out
+// of each other: with a
 // Content-Length, all of them at once (the blocks and their join); without
 // one, a first 64 KiB, and past that the worst case (twice the cap), whatever
 // the answer does not use being given back once it is read.
-func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, error) {
+func readCapped(ctx context.Context, r io.Reader, contentLength, limit int64, hold *budget.Hold) ([]byte, error) {
 	if contentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", ErrTooLarge, contentLength, limit)
 	}
@@ -35,7 +36,7 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 	} else {
 		drawn = min(limit+1, firstDraw)
 	}
-	if err := d.take(drawn); err != nil {
+	if err := draw(ctx, hold, drawn); err != nil {
 		return nil, err
 	}
 	used := int64(0)
@@ -55,7 +56,7 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 			// Past the first draw of an answer of unknown length: the
 			// worst case at once.
 			more := 2*(limit+1) - drawn
-			if err := d.take(more); err != nil {
+			if err := draw(ctx, hold, more); err != nil {
 				return nil, err
 			}
 			drawn += more
@@ -91,7 +92,7 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 	if len(blocks) > 1 {
 		used += total
 	}
-	d.giveBack(drawn - used)
+	giveBack(hold, drawn-used)
 	if len(blocks) == 1 {
 		return blocks[0], nil
 	}
@@ -107,23 +108,20 @@ func readCapped(r io.Reader, contentLength, limit int64, d *drawer) ([]byte, err
 // answers fit.
 const firstDraw = 64 << 10
 
-// drawer draws a call's reads on its memory budget hold, waiting within the
-// call's deadline.
-type drawer struct {
-	ctx  context.Context
-	hold *budget.Hold
-}
-
-func (d *drawer) take(n int64) error {
-	if d == nil {
+// draw draws n bytes of a call's read on its memory budget hold (nil: no
+// budget), waiting within ctx, the call's.
+func draw(ctx context.Context, hold *budget.Hold, n int64) error {
+	if hold == nil {
 		return nil
 	}
-	return d.hold.Take(d.ctx, n)
+	return hold.Take(ctx, n)
 }
 
-func (d *drawer) giveBack(n int64) {
-	if d != nil {
-		d.hold.Return(n)
+// giveBack returns n bytes a read drew but did not use to hold (nil: no
+// budget).
+func giveBack(hold *budget.Hold, n int64) {
+	if hold != nil {
+		hold.Return(n)
 	}
 }
 

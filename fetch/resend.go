@@ -78,9 +78,10 @@ func (cl *call) end() {
 }
 
 // resent is err, or the refusal of a send that ended it: a send stopped
-// at GotConn comes back from the Transport as the context's cancellation.
-func (cl *call) resent(err error) error {
-	if err == nil || cl.ctx.Err() != nil {
+// at GotConn comes back from the Transport as the context's cancellation,
+// unless ctx, the caller's, has ended.
+func (cl *call) resent(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
 		return err
 	}
 	st := cl.rs.stopped()

@@ -64,46 +64,47 @@ func (st *sessionTransport) request(method string) *Request {
 }
 
 func (st *sessionTransport) checkRedirect(r *http.Request, via []*http.Request) error {
-	cl := &call{c: st.c, req: st.request(r.Method), ctx: r.Context(), host: via[0].URL.Host}
+	cl := &call{c: st.c, req: st.request(r.Method), host: via[0].URL.Host}
 	return cl.checkRedirect(r, via)
 }
 
 func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := time.Now()
 	c := st.c
-	cl := &call{c: c, req: st.request(r.Method), ctx: r.Context()}
+	ctx := r.Context() // the caller's, before the call's own is attached
+	cl := &call{c: c, req: st.request(r.Method)}
 	cl.rs.init(c.cfg.MaxAttempts, repeatable(r.Method, r.Header))
 	cl.rs.begin()
 	u := *r.URL
-	err := cl.checkHop(&u)
+	err := cl.checkHop(ctx, &u)
 	cl.host, cl.hostname = u.Host, u.Hostname()
 	if err != nil {
 		if r.Body != nil {
 			r.Body.Close()
 		}
-		c.audit(cl.ctx, cl, nil, err, start)
+		c.audit(ctx, cl, nil, err, start)
 		return nil, err
 	}
 	// The request's sends are counted as a call's are (resend.go): net/http
 	// sends none again past the client's attempts, and none that is not
 	// repeatable once the upstream may have it.
-	r2 := r.Clone(cl.attach(r.Context()))
+	r2 := r.Clone(cl.attach(ctx))
 	r2.URL, r2.Host = &u, ""
 	if c.cfg.UserAgent != "" && len(r2.Header["User-Agent"]) == 0 {
 		r2.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
 	cl.next = cl.below()
 	resp, err := cl.RoundTrip(r2)
-	err = c.quiet(cl.resent(err))
+	err = c.quiet(cl.resent(ctx, err))
 	if cl.remote != nil {
 		cl.ip = addrString(cl.remote)
 	}
 	if err != nil {
-		c.audit(cl.ctx, cl, nil, err, start)
+		c.audit(ctx, cl, nil, err, start)
 		cl.end()
 		return nil, err
 	}
-	c.audit(cl.ctx, cl, &Response{Status: resp.StatusCode}, nil, start)
+	c.audit(ctx, cl, &Response{Status: resp.StatusCode}, nil, start)
 	limit := st.s.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
@@ -127,11 +128,15 @@ func (st *sessionTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the memory budget, given back when it is closed. An event stream is
 // capped by event instead (the bytes from one blank line to the next),
 // and what it drew is given back at each event's end.
+//
+// It keeps its request's context, as net/http's transportRequest does: it
+// is a per-request object living exactly as long as the request, and Read,
+// an io.Reader's, has no other way to bound its wait on the budget.
 type sessionBody struct {
 	io.ReadCloser
 	left, limit int64
 	hold        *budget.Hold
-	ctx         context.Context
+	ctx         context.Context // the request's: bounds the wait on hold
 	events      bool
 	nl          bool   // the last byte read ended a line (event streams)
 	end         func() // lets go of the request's context
