@@ -9,9 +9,7 @@
 package trim
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -104,117 +102,6 @@ func Fit(doc []byte, max int) (Result, error) {
 		return Result{JSON: []byte("[]"), CutCount: 1, Cuts: []Cut{{Path: "", Kind: "array"}}}, nil
 	}
 	return Result{JSON: []byte(`""`), CutCount: 1, Cuts: []Cut{{Path: "", Kind: "string"}}}, nil
-}
-
-// level is an array or object being read.
-type level struct {
-	array bool
-	name  string // the member being read, in an object
-	index int    // the item being read
-	total int    // items seen
-}
-
-// shrink writes doc with at most items items per container and chars
-// characters per string.
-func shrink(doc []byte, items, chars int) (Result, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(doc))
-	var out bytes.Buffer
-	out.Grow(min(len(doc), 1<<20))
-	enc := jsontext.NewEncoder(&out)
-	var r Result
-	var stack []*level
-	var strs []Cut // string cuts, listed after those of containers
-	cut := func(c Cut) {
-		r.CutCount++
-		switch {
-		case c.Kind == "string" && len(strs) < MaxCuts:
-			strs = append(strs, c)
-		case c.Kind != "string" && len(r.Cuts) < MaxCuts:
-			r.Cuts = append(r.Cuts, c)
-		}
-	}
-	for {
-		kind := dec.PeekKind()
-		if kind == 0 {
-			if _, err := dec.ReadToken(); err == io.EOF {
-				break
-			} else if err != nil {
-				return Result{}, err
-			}
-		}
-		var top *level
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if kind == ']' || kind == '}' {
-			tok, err := dec.ReadToken()
-			if err != nil {
-				return Result{}, err
-			}
-			if top.total > items {
-				k := "array"
-				if !top.array {
-					k = "object"
-				}
-				stack = stack[:len(stack)-1]
-				cut(Cut{Path: pointer(stack), Kind: k, Kept: items, Total: top.total})
-			} else {
-				stack = stack[:len(stack)-1]
-			}
-			if err := enc.WriteToken(tok); err != nil {
-				return Result{}, err
-			}
-			continue
-		}
-		if top != nil && !top.array {
-			// A member: its name, then its value (or neither, past items).
-			name, err := dec.ReadToken()
-			if err != nil {
-				return Result{}, err
-			}
-			top.total++
-			if top.total > items {
-				if err := dec.SkipValue(); err != nil {
-					return Result{}, err
-				}
-				continue
-			}
-			top.name = name.String()
-			if err := enc.WriteToken(name); err != nil {
-				return Result{}, err
-			}
-		} else if top != nil {
-			top.index = top.total
-			top.total++
-			if top.total > items {
-				if err := dec.SkipValue(); err != nil {
-					return Result{}, err
-				}
-				continue
-			}
-		}
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return Result{}, err
-		}
-		switch tok.Kind() {
-		case '[', '{':
-			stack = append(stack, &level{array: tok.Kind() == '['})
-		case '"':
-			if s := tok.String(); len(s) > chars {
-				if n := utf8.RuneCountInString(s); n > chars {
-					cut(Cut{Path: pointer(stack), Kind: "string", Kept: chars, Total: n})
-					tok = jsontext.String(cutString(s, chars, n))
-				}
-			}
-		}
-		if err := enc.WriteToken(tok); err != nil {
-			return Result{}, err
-		}
-	}
-	r.JSON = bytes.TrimRight(out.Bytes(), "\n")
-	r.Cuts = append(r.Cuts, strs[:min(len(strs), MaxCuts-len(r.Cuts))]...)
-	return r, nil
 }
 
 // cutString is s's first chars characters and how long s was.
