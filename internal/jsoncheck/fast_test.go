@@ -34,6 +34,11 @@ func FuzzAcceptsOnlyWhatCheckAccepts(f *testing.F) {
 	for _, s := range fastSeeds {
 		f.Add([]byte(s))
 	}
+	for _, name := range realDocuments(f) {
+		if b, err := os.ReadFile(name); err == nil && len(b) <= 64<<10 {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		exact := bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b)
 		for _, max := range []int{4, MaxDepth} {
@@ -97,15 +102,25 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 	}
 }
 
+// realDocuments are the JSON files the repository ships: tool manifests,
+// OpenAPI documents and golden imports, case files.
+func realDocuments(tb testing.TB) []string {
+	var files []string
+	for _, pat := range []string{"../../fixtures/*/*.json", "../../openapi/testdata/*.json", "../../openapi/testdata/golden/*/*.json", "../../httpspec/testdata/*/*.json"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	return files
+}
+
 // TestFastPassTakesRealDocuments: the documents the repository ships (tool
 // manifests, OpenAPI excerpts, case files) are decided by the fast pass,
 // not sent to jsontext: it is the common path, not a rare one.
 func TestFastPassTakesRealDocuments(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"../../fixtures/*/*.json", "../../openapi/testdata/*.json", "../../httpspec/testdata/*/*.json"} {
-		m, _ := filepath.Glob(pat)
-		files = append(files, m...)
-	}
+	files := realDocuments(t)
 	if len(files) < 10 {
 		t.Fatalf("found %d documents", len(files))
 	}
