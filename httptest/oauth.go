@@ -182,93 +182,131 @@ func (p *OAuthProvider) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to.String(), http.StatusFound)
 }
 
+// token is the token endpoint: after Delay, the client authenticated, any
+// queued failure, then the grant the form asks for.
 func (p *OAuthProvider) token(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	delay := p.Delay
-	p.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
+	if !p.waitDelay(r) {
+		return
 	}
 	if err := r.ParseForm(); err != nil {
 		tokenError(w, 400, "invalid_request")
 		return
 	}
-	id, secret, basic := r.BasicAuth()
-	if p.AuthStyle == "params" {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	} else if !basic {
-		tokenError(w, 401, "invalid_client")
-		return
-	}
-	if id != p.ClientID || secret != p.ClientSecret {
+	if !p.clientAuthenticated(r) {
 		tokenError(w, 401, "invalid_client")
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.failNext) > 0 {
-		kind := p.failNext[0]
-		p.failNext = p.failNext[1:]
-		if kind == "invalid_grant" {
-			p.InvalidGrants.Add(1)
-			tokenError(w, 400, "invalid_grant")
-		} else {
-			http.Error(w, "boom", http.StatusInternalServerError)
-		}
+	if p.failLocked(w) {
 		return
 	}
 	lifetime := p.AccessLifetime
 	if lifetime <= 0 {
 		lifetime = time.Hour
 	}
-	scope := ""
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
-		g, ok := p.codes[r.PostForm.Get("code")]
-		delete(p.codes, r.PostForm.Get("code"))
-		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("redirect_uri") != g.redirect {
-			p.InvalidGrants.Add(1)
-			tokenError(w, 400, "invalid_grant")
-			return
-		}
-		p.AuthCodeGrants.Add(1)
-		scope = g.scope
-		a, rt := p.issueLocked(lifetime)
-		p.writeToken(w, a, rt, lifetime, scope)
+		p.authCodeGrantLocked(w, r, lifetime)
 	case "refresh_token":
-		rt := r.PostForm.Get("refresh_token")
-		if p.revoked[rt] {
-			p.RevokedRefreshUses.Add(1)
-			if p.RevokeFamilyOnReuse {
-				p.revokeFamilyLocked(rt)
-			}
-		}
-		if !p.refresh[rt] {
-			p.InvalidGrants.Add(1)
-			tokenError(w, 400, "invalid_grant")
-			return
-		}
-		p.RefreshGrants.Add(1)
-		p.next++
-		a := fmt.Sprintf("at-%d", p.next)
-		p.access[a] = time.Now().Add(lifetime)
-		newRT := ""
-		if p.Rotate {
-			delete(p.refresh, rt)
-			p.revoked[rt] = true
-			newRT = fmt.Sprintf("rt-%d", p.next)
-			p.refresh[newRT] = true
-			p.family[newRT] = p.familyOf(rt)
-		}
-		p.writeToken(w, a, newRT, lifetime, p.Scope)
+		p.refreshGrantLocked(w, r, lifetime)
 	default:
 		tokenError(w, 400, "unsupported_grant_type")
 	}
+}
+
+// waitDelay waits out p.Delay before a token answer, and reports false
+// when r's context ends first.
+func (p *OAuthProvider) waitDelay(r *http.Request) bool {
+	p.mu.Lock()
+	delay := p.Delay
+	p.mu.Unlock()
+	if delay <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(delay):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// clientAuthenticated reports whether r carries p's client id and secret,
+// in Basic auth or, with AuthStyle "params", in the form.
+func (p *OAuthProvider) clientAuthenticated(r *http.Request) bool {
+	id, secret, basic := r.BasicAuth()
+	if p.AuthStyle == "params" {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	} else if !basic {
+		return false
+	}
+	return id == p.ClientID && secret == p.ClientSecret
+}
+
+// failLocked answers with the next failure FailNext queued, if any, and
+// reports whether it did.
+func (p *OAuthProvider) failLocked(w http.ResponseWriter) bool {
+	if len(p.failNext) == 0 {
+		return false
+	}
+	kind := p.failNext[0]
+	p.failNext = p.failNext[1:]
+	if kind == "invalid_grant" {
+		p.InvalidGrants.Add(1)
+		tokenError(w, 400, "invalid_grant")
+	} else {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}
+	return true
+}
+
+// authCodeGrantLocked exchanges a code (used once, checked against its PKCE
+// challenge and redirect URI) for a new token pair.
+func (p *OAuthProvider) authCodeGrantLocked(w http.ResponseWriter, r *http.Request, lifetime time.Duration) {
+	g, ok := p.codes[r.PostForm.Get("code")]
+	delete(p.codes, r.PostForm.Get("code"))
+	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+	if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("redirect_uri") != g.redirect {
+		p.InvalidGrants.Add(1)
+		tokenError(w, 400, "invalid_grant")
+		return
+	}
+	p.AuthCodeGrants.Add(1)
+	a, rt := p.issueLocked(lifetime)
+	p.writeToken(w, a, rt, lifetime, g.scope)
+}
+
+// refreshGrantLocked exchanges a live refresh token for a new access token
+// (and, with Rotate, a new refresh token, the old one revoked); the reuse of
+// a revoked one is counted and, with RevokeFamilyOnReuse, revokes its
+// family.
+func (p *OAuthProvider) refreshGrantLocked(w http.ResponseWriter, r *http.Request, lifetime time.Duration) {
+	rt := r.PostForm.Get("refresh_token")
+	if p.revoked[rt] {
+		p.RevokedRefreshUses.Add(1)
+		if p.RevokeFamilyOnReuse {
+			p.revokeFamilyLocked(rt)
+		}
+	}
+	if !p.refresh[rt] {
+		p.InvalidGrants.Add(1)
+		tokenError(w, 400, "invalid_grant")
+		return
+	}
+	p.RefreshGrants.Add(1)
+	p.next++
+	a := fmt.Sprintf("at-%d", p.next)
+	p.access[a] = time.Now().Add(lifetime)
+	newRT := ""
+	if p.Rotate {
+		delete(p.refresh, rt)
+		p.revoked[rt] = true
+		newRT = fmt.Sprintf("rt-%d", p.next)
+		p.refresh[newRT] = true
+		p.family[newRT] = p.familyOf(rt)
+	}
+	p.writeToken(w, a, newRT, lifetime, p.Scope)
 }
 
 func (p *OAuthProvider) writeToken(w http.ResponseWriter, access, refresh string, lifetime time.Duration, scope string) {
