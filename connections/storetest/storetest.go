@@ -29,92 +29,102 @@ import (
 // stays within its tenant, and UpdateLocked loses no update under
 // concurrency.
 func Connections(t *testing.T, newStore func(t *testing.T) connections.ConnectionStore) {
+	t.Run("round trip and isolation", func(t *testing.T) { connectionsRoundTrip(t, newStore(t)) })
+	t.Run("UpdateLocked", func(t *testing.T) { connectionsUpdateLocked(t, newStore(t)) })
+}
+
+// connectionsRoundTrip checks that a saved record reads back whole, that a
+// second save is the same connection's next version, that no other tenant,
+// owner or app sees it, and that revoking it (by its tenant only) drops its
+// tokens.
+func connectionsRoundTrip(t *testing.T, s connections.ConnectionStore) {
 	ctx := context.Background()
-	t.Run("round trip and isolation", func(t *testing.T) {
-		s := newStore(t)
-		exp := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
-		rec, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t1", App: "google", Owner: connections.OwnerPerson("u1"),
-			Permissions: []string{"gmail.send"}, Scopes: []string{"s1"}, AccessToken: "at-secret-1", RefreshToken: "rt-secret-1", Expiry: exp})
-		if err != nil {
-			t.Fatal(err)
+	exp := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
+	rec, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t1", App: "google", Owner: connections.OwnerPerson("u1"),
+		Permissions: []string{"gmail.send"}, Scopes: []string{"s1"}, AccessToken: "at-secret-1", RefreshToken: "rt-secret-1", Expiry: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Version != 1 || rec.Status != connections.StatusActive || rec.ID == "" {
+		t.Errorf("saved %+v: want version 1, status active, an id", rec)
+	}
+	got, err := s.Connection(ctx, "t1", "google", connections.OwnerPerson("u1"))
+	if err != nil || got.AccessToken != "at-secret-1" || got.RefreshToken != "rt-secret-1" || !got.Expiry.Equal(exp) ||
+		len(got.Permissions) != 1 || got.Permissions[0] != "gmail.send" || len(got.Scopes) != 1 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	again, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t1", App: "google", Owner: connections.OwnerPerson("u1"), AccessToken: "at-2"})
+	if err != nil || again.ID != rec.ID || again.Version != 2 {
+		t.Errorf("second save: %+v %v; want the same id, version 2", again, err)
+	}
+	for _, k := range [][3]string{{"t2", "google", connections.OwnerPerson("u1")}, {"t1", "google", connections.OwnerPerson("u2")},
+		{"t1", "google", connections.OwnerCompany}, {"t1", "github", connections.OwnerPerson("u1")}} {
+		if _, err := s.Connection(ctx, k[0], k[1], k[2]); !errors.Is(err, connections.ErrNotFound) {
+			t.Errorf("%v: %v, want ErrNotFound", k, err)
 		}
-		if rec.Version != 1 || rec.Status != connections.StatusActive || rec.ID == "" {
-			t.Errorf("saved %+v: want version 1, status active, an id", rec)
-		}
-		got, err := s.Connection(ctx, "t1", "google", connections.OwnerPerson("u1"))
-		if err != nil || got.AccessToken != "at-secret-1" || got.RefreshToken != "rt-secret-1" || !got.Expiry.Equal(exp) ||
-			len(got.Permissions) != 1 || got.Permissions[0] != "gmail.send" || len(got.Scopes) != 1 {
-			t.Fatalf("read back %+v, %v", got, err)
-		}
-		again, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t1", App: "google", Owner: connections.OwnerPerson("u1"), AccessToken: "at-2"})
-		if err != nil || again.ID != rec.ID || again.Version != 2 {
-			t.Errorf("second save: %+v %v; want the same id, version 2", again, err)
-		}
-		for _, k := range [][3]string{{"t2", "google", connections.OwnerPerson("u1")}, {"t1", "google", connections.OwnerPerson("u2")},
-			{"t1", "google", connections.OwnerCompany}, {"t1", "github", connections.OwnerPerson("u1")}} {
-			if _, err := s.Connection(ctx, k[0], k[1], k[2]); !errors.Is(err, connections.ErrNotFound) {
-				t.Errorf("%v: %v, want ErrNotFound", k, err)
+	}
+	list, err := s.Connections(ctx, "t1")
+	other, _ := s.Connections(ctx, "t2")
+	if err != nil || len(list) != 1 || len(other) != 0 {
+		t.Errorf("lists: t1 %d (%v), t2 %d", len(list), err, len(other))
+	}
+	if err := s.RevokeConnection(ctx, "t2", rec.ID); !errors.Is(err, connections.ErrNotFound) {
+		t.Errorf("another tenant revoked it: %v", err)
+	}
+	if err := s.RevokeConnection(ctx, "t1", rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Connection(ctx, "t1", "google", connections.OwnerPerson("u1"))
+	if err != nil || got.Status != connections.StatusRevoked || got.AccessToken != "" || got.RefreshToken != "" {
+		t.Errorf("revoked: %+v %v; want status revoked and no tokens", got, err)
+	}
+	if err := s.RevokeConnection(ctx, "t1", "conn_nope"); !errors.Is(err, connections.ErrNotFound) {
+		t.Errorf("revoking an unknown id: %v", err)
+	}
+}
+
+// connectionsUpdateLocked checks that concurrent UpdateLocked calls on one
+// connection each see the one before (a counter reaches their number), and
+// that fn's nil writes nothing and fn's error is returned.
+func connectionsUpdateLocked(t *testing.T, s connections.ConnectionStore) {
+	ctx := context.Background()
+	if _, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t", App: "a", Owner: connections.OwnerCompany, LastError: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(cur *connections.Record) (*connections.Record, error) {
+				var v int
+				fmt.Sscan(cur.LastError, &v)
+				next := *cur
+				next.LastError = fmt.Sprint(v + 1)
+				return &next, nil
+			})
+			if err != nil {
+				t.Error(err)
 			}
-		}
-		list, err := s.Connections(ctx, "t1")
-		other, _ := s.Connections(ctx, "t2")
-		if err != nil || len(list) != 1 || len(other) != 0 {
-			t.Errorf("lists: t1 %d (%v), t2 %d", len(list), err, len(other))
-		}
-		if err := s.RevokeConnection(ctx, "t2", rec.ID); !errors.Is(err, connections.ErrNotFound) {
-			t.Errorf("another tenant revoked it: %v", err)
-		}
-		if err := s.RevokeConnection(ctx, "t1", rec.ID); err != nil {
-			t.Fatal(err)
-		}
-		got, err = s.Connection(ctx, "t1", "google", connections.OwnerPerson("u1"))
-		if err != nil || got.Status != connections.StatusRevoked || got.AccessToken != "" || got.RefreshToken != "" {
-			t.Errorf("revoked: %+v %v; want status revoked and no tokens", got, err)
-		}
-		if err := s.RevokeConnection(ctx, "t1", "conn_nope"); !errors.Is(err, connections.ErrNotFound) {
-			t.Errorf("revoking an unknown id: %v", err)
-		}
-	})
-	t.Run("UpdateLocked", func(t *testing.T) {
-		s := newStore(t)
-		if _, err := s.SaveConnection(ctx, &connections.Record{Tenant: "t", App: "a", Owner: connections.OwnerCompany, LastError: "0"}); err != nil {
-			t.Fatal(err)
-		}
-		const n = 20
-		var wg sync.WaitGroup
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(cur *connections.Record) (*connections.Record, error) {
-					var v int
-					fmt.Sscan(cur.LastError, &v)
-					next := *cur
-					next.LastError = fmt.Sprint(v + 1)
-					return &next, nil
-				})
-				if err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		got, _ := s.Connection(ctx, "t", "a", connections.OwnerCompany)
-		if got.LastError != fmt.Sprint(n) || got.Version != n+1 {
-			t.Errorf("after %d concurrent updates: counter %s, version %d; want %d and %d", n, got.LastError, got.Version, n, n+1)
-		}
-		// nil leaves the row as it was; fn's error is returned.
-		if _, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(*connections.Record) (*connections.Record, error) { return nil, nil }); err != nil {
-			t.Error(err)
-		}
-		boom := errors.New("boom")
-		if _, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(*connections.Record) (*connections.Record, error) { return nil, boom }); !errors.Is(err, boom) {
-			t.Errorf("fn's error: %v", err)
-		}
-		if got, _ := s.Connection(ctx, "t", "a", connections.OwnerCompany); got.Version != n+1 {
-			t.Errorf("version %d after updates that wrote nothing", got.Version)
-		}
-	})
+		}()
+	}
+	wg.Wait()
+	got, _ := s.Connection(ctx, "t", "a", connections.OwnerCompany)
+	if got.LastError != fmt.Sprint(n) || got.Version != n+1 {
+		t.Errorf("after %d concurrent updates: counter %s, version %d; want %d and %d", n, got.LastError, got.Version, n, n+1)
+	}
+	// nil leaves the row as it was; fn's error is returned.
+	if _, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(*connections.Record) (*connections.Record, error) { return nil, nil }); err != nil {
+		t.Error(err)
+	}
+	boom := errors.New("boom")
+	if _, err := s.UpdateLocked(ctx, "t", "a", connections.OwnerCompany, func(*connections.Record) (*connections.Record, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Errorf("fn's error: %v", err)
+	}
+	if got, _ := s.Connection(ctx, "t", "a", connections.OwnerCompany); got.Version != n+1 {
+		t.Errorf("version %d after updates that wrote nothing", got.Version)
+	}
 }
 
 // States runs the suite of a StateStore: a state reads back once, and of
