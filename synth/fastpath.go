@@ -76,7 +76,7 @@ func compileSimple(sch gjson.Result) *simpleObject {
 		switch {
 		case annotationKeys[k.Str] && k.Str != "$schema":
 		case k.Str == "$schema":
-			ok = dialectKey(v.Str) == "json-schema.org/draft/2020-12/schema"
+			ok = dialectKey(v.Str) == packDialect
 		case k.Str == "type":
 			ok, sawType = v.Str == "object", true
 		case k.Str == "additionalProperties":

@@ -69,8 +69,13 @@ var dialects = map[string]*jsonschema.Draft{
 	"json-schema.org/draft-06/schema":      jsonschema.Draft6,
 	"json-schema.org/draft-07/schema":      jsonschema.Draft7,
 	"json-schema.org/draft/2019-09/schema": jsonschema.Draft2019,
-	"json-schema.org/draft/2020-12/schema": jsonschema.Draft2020,
+	packDialect: jsonschema.Draft2020,
 }
+
+// packDialect is the dialect of pack tools' schemas, as dialectKey spells
+// it: Draft 2020-12, the only one the load check and the fast path
+// (fastpath.go) accept for them.
+const packDialect = "json-schema.org/draft/2020-12/schema"
 
 const dialectList = "draft-06, draft-07, 2019-09 or 2020-12"
 
@@ -102,7 +107,7 @@ func compileSchema(raw json.RawMessage, path string, mcp bool, ps *Problems) *va
 	if d, ok := obj["$schema"].(string); ok {
 		_, known := dialects[dialectKey(d)]
 		switch {
-		case !mcp && dialectKey(d) != "json-schema.org/draft/2020-12/schema":
+		case !mcp && dialectKey(d) != packDialect:
 			ps.compileError(JoinPath(path, "$schema"), fmt.Sprintf("pack tools' schemas are Draft 2020-12, but $schema names %s: remove $schema or set it to https://json-schema.org/draft/2020-12/schema", dialectName(d)))
 			return nil
 		case mcp && !known:
