@@ -69,7 +69,7 @@ var dialects = map[string]*jsonschema.Draft{
 	"json-schema.org/draft-06/schema":      jsonschema.Draft6,
 	"json-schema.org/draft-07/schema":      jsonschema.Draft7,
 	"json-schema.org/draft/2019-09/schema": jsonschema.Draft2019,
-	packDialect: jsonschema.Draft2020,
+	packDialect:                            jsonschema.Draft2020,
 }
 
 // packDialect is the dialect of pack tools' schemas, as dialectKey spells
