@@ -28,7 +28,10 @@
 // credential does.
 //
 // Sessions are pooled per tenant, endpoint, credential and allowlist, and
-// shut after Config.IdleTimeout unused. A session the server has forgotten
+// shut after Config.IdleTimeout unused (by Config.Now's clock). Every
+// goroutine the package starts (the idle reaper, a session's watcher, the
+// ping after a timed-out stdio call) is stopped and waited for by
+// Synthesizer.Close. A session the server has forgotten
 // (404 to its id) is opened again and the call sent again: the server did
 // not run it. Any other failure is tried once more only for a tool that is
 // mutating: false; a connection's token refused with 401 is refreshed once,

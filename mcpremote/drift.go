@@ -284,7 +284,7 @@ func (h *Handler) listed(ctx context.Context, cc synth.CallContext) (*listing, e
 		if err != nil {
 			return nil, h.openError(err, call)
 		}
-		defer s.done()
+		defer h.syn.pool.done(s)
 		return h.listingOf(ctx, s)
 	}
 }

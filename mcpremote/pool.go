@@ -12,18 +12,25 @@ import (
 
 // pool holds the open sessions, one per key (tenant, endpoint, credential,
 // allowlist). Opening one is done once however many calls wait for it.
+//
+// Every goroutine the pool starts is its background work (background.go):
+// closeAll stops it and waits for it.
 type pool struct {
 	idle time.Duration
+	now  func() time.Time // the clock of lastUsed and the idle cut
 	log  *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*session
 	reaping  bool
-	closed   chan struct{}
+	// stop is closed by closeAll: the background work started before
+	// ends; a new channel serves the work started after.
+	stop chan struct{}
+	work sync.WaitGroup // the background work running
 }
 
-func newPool(idle time.Duration, log *slog.Logger) *pool {
-	return &pool{idle: idle, log: log, sessions: map[string]*session{}, closed: make(chan struct{})}
+func newPool(idle time.Duration, now func() time.Time, log *slog.Logger) *pool {
+	return &pool{idle: idle, now: now, log: log, sessions: map[string]*session{}, stop: make(chan struct{})}
 }
 
 // session is one client session, or one being opened.
@@ -61,24 +68,10 @@ func (p *pool) get(ctx context.Context, key string, open func(*session) error) (
 		p.sessions[key] = s
 		if !p.reaping {
 			p.reaping = true
-			go p.reap(p.closed)
+			p.backgroundLocked(p.reap)
 		}
 		p.mu.Unlock()
-		go func() {
-			err := open(s)
-			if err != nil {
-				s.err = err
-				p.drop(s)
-			} else {
-				go func() {
-					// A session the server ends, or whose process dies, is
-					// dropped: the next call opens another.
-					s.cs.Wait()
-					p.drop(s)
-				}()
-			}
-			close(s.ready)
-		}()
+		p.background(func(<-chan struct{}) { p.open(s, open) })
 	} else {
 		p.mu.Unlock()
 	}
@@ -94,9 +87,30 @@ func (p *pool) get(ctx context.Context, key string, open func(*session) error) (
 	return s, nil
 }
 
+// open opens s with open, then watches it: a session the server ends, or
+// whose process dies, is dropped, and the next call opens another.
+func (p *pool) open(s *session, open func(*session) error) {
+	err := open(s)
+	if err != nil {
+		s.err = err
+		p.drop(s)
+	} else {
+		p.background(func(<-chan struct{}) {
+			s.cs.Wait() // ends when the session is closed: drop, closeAll
+			p.drop(s)
+		})
+	}
+	close(s.ready)
+}
+
+// used notes that s was used now, by the pool's clock.
+func (p *pool) used(s *session) {
+	s.lastUsed.Store(p.now().UnixNano())
+}
+
 // done ends a call's use of s.
-func (s *session) done() {
-	s.lastUsed.Store(time.Now().UnixNano())
+func (p *pool) done(s *session) {
+	p.used(s)
 	s.inflight.Add(-1)
 }
 
@@ -115,7 +129,7 @@ func (p *pool) drop(s *session) <-chan struct{} {
 		delete(p.sessions, s.key)
 	}
 	p.mu.Unlock()
-	go func() {
+	p.background(func(<-chan struct{}) {
 		defer close(done)
 		if s.cs != nil {
 			s.cs.Close()
@@ -123,48 +137,55 @@ func (p *pool) drop(s *session) <-chan struct{} {
 		if s.stop != nil {
 			s.stop()
 		}
-	}()
+	})
 	return done
 }
 
-// reap shuts the sessions unused for the idle time.
-func (p *pool) reap(closed <-chan struct{}) {
+// reap shuts the sessions unused for the idle time until stop is closed.
+// The ticker's cadence is real time; whether a session is idle is read
+// from the pool's clock (reapIdle).
+func (p *pool) reap(stop <-chan struct{}) {
 	tick := time.NewTicker(max(p.idle/4, 50*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
-		case <-closed:
+		case <-stop:
 			return
 		case <-tick.C:
 		}
-		cut := time.Now().Add(-p.idle).UnixNano()
-		var idle []*session
-		p.mu.Lock()
-		for _, s := range p.sessions {
-			select {
-			case <-s.ready:
-			default:
-				continue
-			}
-			if s.inflight.Load() == 0 && s.lastUsed.Load() < cut {
-				idle = append(idle, s)
-			}
-		}
-		p.mu.Unlock()
-		for _, s := range idle {
-			p.drop(s)
-		}
+		p.reapIdle()
 	}
 }
 
-// closeAll shuts every session, waiting at most shutWait for them (a
-// stdio process is killed after its own 2 s).
+// reapIdle shuts the open sessions no call uses that were last used
+// longer than the idle time ago by the pool's clock.
+func (p *pool) reapIdle() {
+	cut := p.now().Add(-p.idle).UnixNano()
+	var idle []*session
+	p.mu.Lock()
+	for _, s := range p.sessions {
+		select {
+		case <-s.ready:
+		default:
+			continue
+		}
+		if s.inflight.Load() == 0 && s.lastUsed.Load() < cut {
+			idle = append(idle, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range idle {
+		p.drop(s)
+	}
+}
+
+// closeAll stops the background work (the reaper, the pings of
+// checkAlive) and shuts every session, waiting at most shutWait for them
+// and for the work to end (a stdio process is killed after its own 2 s).
 func (p *pool) closeAll() {
 	p.mu.Lock()
-	if p.reaping {
-		close(p.closed) // the reaper stops; a later session starts another
-		p.closed, p.reaping = make(chan struct{}), false
-	}
+	close(p.stop) // the work started so far stops; later work gets a new channel
+	p.stop, p.reaping = make(chan struct{}), false
 	all := make([]*session, 0, len(p.sessions))
 	for _, s := range p.sessions {
 		all = append(all, s)
@@ -178,6 +199,7 @@ func (p *pool) closeAll() {
 		case <-timeout:
 		}
 	}
+	p.waitWork(timeout)
 }
 
 // shutWait bounds how long Close waits for the sessions to shut.

@@ -128,6 +128,7 @@ func (r *remote) endpoint(scheme, tool string) string {
 // HTTP, as serve --allow-cidr 127.0.0.1/32 would, with its log.
 type env struct {
 	syn    *mcpremote.Synthesizer
+	client *fetch.Client // every request of its HTTP sessions
 	loader *synth.Loader
 	log    *testkit.Buffer
 	mem    *budget.Budget
@@ -149,6 +150,7 @@ func newEnv(t *testing.T) *env {
 			})
 		},
 	})
+	e.client = client
 	e.syn = mcpremote.NewSynthesizer(mcpremote.Config{Client: client, PlainHTTP: []string{"127.0.0.1"}, Logger: logger, IdleTimeout: time.Minute})
 	t.Cleanup(func() { e.syn.Close() })
 	reg := &synth.Registry{}

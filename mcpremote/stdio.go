@@ -90,16 +90,27 @@ func (s *Synthesizer) startProcess(command []string, tenant string, maxLine int6
 }
 
 // checkAlive pings the process of a session whose call timed out, and stops
-// it when it does not answer: a hung server is started again on the next
-// call.
-func (h *Handler) checkAlive(s *session) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+// it when it does not answer within pingWait: a hung server is started
+// again on the next call. It runs as the pool's background work: when stop
+// is closed (Close) the ping is cancelled and nothing is logged.
+func (h *Handler) checkAlive(stop <-chan struct{}, s *session) {
+	ctx, cancel := stopContext(stop)
 	defer cancel()
+	ctx, cancelPing := context.WithTimeout(ctx, pingWait)
+	defer cancelPing()
 	if err := s.cs.Ping(ctx, nil); err != nil {
+		select {
+		case <-stop:
+			return // Close shuts the session
+		default:
+		}
 		h.syn.cfg.Logger.Warn("stdio server did not answer a ping after a call timed out: stopped", "tool", h.toolID, "command", h.ep.Command[0])
 		h.syn.pool.drop(s)
 	}
 }
+
+// pingWait bounds checkAlive's ping.
+const pingWait = 2 * time.Second
 
 // stderrLog logs the first maxStderr bytes a process writes to stderr, a
 // line a record, and counts the rest.

@@ -44,6 +44,10 @@ type Config struct {
 	// IdleTimeout shuts a session (and stops a stdio process) unused this
 	// long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Now is the clock of the sessions' last use and of the idle cut; nil
+	// means time.Now. (How often the idle sessions are looked for is real
+	// time: a quarter of IdleTimeout, at least 50 ms.)
+	Now func() time.Time
 	// Authorizer, when set, answers the OAuth challenge of a server that
 	// refuses a tool with no spec.authorization (mcp+http and mcp+sse): a
 	// 401, or a 403 with insufficient_scope. Its token is sent as a bearer
@@ -87,11 +91,16 @@ func NewSynthesizer(cfg Config) *Synthesizer {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return &Synthesizer{cfg: cfg, pool: newPool(cfg.IdleTimeout, cfg.Logger)}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Synthesizer{cfg: cfg, pool: newPool(cfg.IdleTimeout, cfg.Now, cfg.Logger)}
 }
 
-// Close shuts every session and stops every process; a call after it opens
-// new ones.
+// Close shuts every session and stops every process and every goroutine
+// the synthesizer started (the idle reaper, the pings after a timed-out
+// stdio call), waiting for them (at most 3 s); a call after it opens new
+// ones.
 func (s *Synthesizer) Close() error {
 	s.pool.closeAll()
 	return nil
