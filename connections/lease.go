@@ -143,4 +143,3 @@ func (m *Manager) keepLease(ctx context.Context, cur *Record) (stop func()) {
 		<-exited
 	}
 }
-

@@ -131,4 +131,3 @@ func (m *Manager) Flush(ctx context.Context) error {
 	})
 	return first
 }
-
