@@ -26,6 +26,9 @@ var globals = map[string]string{
 	"synth.manifestSchema": "once", "synth.manifestSchemaOnce": "once",
 	"synth.globalTracer": "once", "synth.printer": "once", "internal/tracing.unset": "once",
 	"server.serverInfoMeta": "once", "httptest.casesSchema": "once",
+	// What the MCP fast path learned of the SDK's handler, asked once
+	// (the header values it accepts, the HTTP status of each error code).
+	"server.probedShapes": "once", "server.statusProbe": "once", "server.errorStatuses": "once",
 
 	// Pools and caches that hold no call's data.
 	"fetch.addrStrings": "pool", "internal/jsoncheck.scratches": "pool",
@@ -55,7 +58,7 @@ var globals = map[string]string{
 	"server.approvalSchema": "table", "server.connectedPage": "table", "server.discoveryTools": "table",
 	"server.fastVersions": "table", "server.jsonType": "table", "server.levelRank": "table",
 	"server.lineSeparators": "table", "server.listenTool": "table", "server.logLevelPath": "table",
-	"server.noCache": "table", "server.outputHeadBytes": "table", "server.quoteSafe": "table",
+	"server.fastShapeCandidates": "table", "server.outputHeadBytes": "table", "server.quoteSafe": "table",
 	"server.refusedBody": "table", "server.rpcErrorWords": "table", "server.stopWords": "table",
 	"server.traceMetaKeys": "table", "server.uiFiles": "table", "server.uiPages": "table", "server.verbs": "table",
 	"synth.annotationKeys": "table", "synth.dialects": "table", "synth.internalSpan": "table",
