@@ -1,28 +1,11 @@
 package mcpremote
 
 import (
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/httptools/httptools/internal/testkit"
 )
-
-// fakeClock is a clock a test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // openSession puts an open session of key in p, last used now by p's
 // clock; stopped is closed when the pool shuts it.
@@ -48,7 +31,7 @@ func (p *pool) has(key string) bool {
 // has moved past the idle time since its last use, not before, and never
 // one a call is using.
 func TestReapIdleReadsTheClock(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClock()
 	syn := NewSynthesizer(Config{IdleTimeout: time.Minute, Now: clock.Now})
 	defer syn.Close()
 	p := syn.pool
@@ -56,13 +39,13 @@ func TestReapIdleReadsTheClock(t *testing.T) {
 	busy, _ := openSession(p, "busy")
 	busy.inflight.Add(1)
 
-	clock.Add(59 * time.Second)
+	clock.Advance(59 * time.Second)
 	p.reapIdle()
 	if !p.has("idle") || !p.has("busy") {
 		t.Fatal("a session was shut before the idle time passed on the clock")
 	}
 
-	clock.Add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	p.reapIdle()
 	if p.has("idle") {
 		t.Error("the session idle past the idle time is still in the pool")
@@ -78,7 +61,7 @@ func TestReapIdleReadsTheClock(t *testing.T) {
 
 	// A use moves the session's last use to the clock's now.
 	p.done(busy)
-	clock.Add(30 * time.Second)
+	clock.Advance(30 * time.Second)
 	p.reapIdle()
 	if !p.has("busy") {
 		t.Error("a session used 30 s ago on the clock was shut")
