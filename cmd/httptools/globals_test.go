@@ -2,10 +2,7 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -70,22 +67,7 @@ var globals = map[string]string{
 func TestGlobalState(t *testing.T) {
 	t.Chdir("../..")
 	found := map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() && (e.Name() == "node_modules" || e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".") && p != ".") {
-			return filepath.SkipDir
-		}
-		if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(filepath.Dir(p))
+	eachGoFile(t, 0, false, func(dir string, f *ast.File) {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.VAR {
@@ -100,11 +82,7 @@ func TestGlobalState(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var added, gone []string
 	for name := range found {
 		if globals[name] == "" && !strings.HasPrefix(name, "bench/") && !strings.HasPrefix(name, "cmd/") {

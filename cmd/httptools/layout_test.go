@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -106,22 +107,7 @@ func permitted(imp string, allowed []string, aliases map[string]string) bool {
 // library's, from its non-test files, by its folder.
 func packageImports(t *testing.T) map[string][]string {
 	out := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() && (e.Name() == "node_modules" || e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".") && p != ".") {
-			return filepath.SkipDir
-		}
-		if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(filepath.Dir(p))
+	eachGoFile(t, parser.ImportsOnly, false, func(dir string, f *ast.File) {
 		if _, ok := out[dir]; !ok {
 			out[dir] = nil
 		}
@@ -132,10 +118,34 @@ func packageImports(t *testing.T) map[string][]string {
 				out[dir] = append(out[dir], imp)
 			}
 		}
+	})
+	return out
+}
+
+// eachGoFile parses every Go file of the module (its _test.go files too
+// when tests is set; never node_modules, testdata or dot folders) and
+// hands it to fn with its folder. Run from the module's root.
+func eachGoFile(t *testing.T, mode parser.Mode, tests bool, fn func(dir string, f *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && (e.Name() == "node_modules" || e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".") && p != ".") {
+			return filepath.SkipDir
+		}
+		if e.IsDir() || !strings.HasSuffix(p, ".go") || !tests && strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, mode|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fn(filepath.ToSlash(filepath.Dir(p)), f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }

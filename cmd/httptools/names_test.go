@@ -2,9 +2,6 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -117,26 +114,10 @@ type decls struct {
 
 func declarations(t *testing.T) *decls {
 	d := &decls{pkgs: map[string]map[string]bool{}, tests: map[string]bool{}}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() && (e.Name() == "node_modules" || e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".") && p != ".") {
-			return filepath.SkipDir
-		}
-		if e.IsDir() || !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if strings.HasSuffix(p, "_test.go") {
-			for _, decl := range f.Decls {
-				if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil {
-					d.tests[fn.Name.Name] = true
-				}
+	eachGoFile(t, 0, true, func(dir string, f *ast.File) {
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && testName.MatchString(fn.Name.Name) {
+				d.tests[fn.Name.Name] = true
 			}
 		}
 		names := d.pkgs[strings.TrimSuffix(f.Name.Name, "_test")]
@@ -147,11 +128,7 @@ func declarations(t *testing.T) *decls {
 		for _, decl := range f.Decls {
 			declare(decl, names)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Folder names stand for their package too (internal/jsoncheck is
 	// "jsoncheck"; httptest's package is toolstest's import of it).
 	return d
