@@ -193,7 +193,14 @@ func (p *pool) closeAll() {
 	p.mu.Unlock()
 	timeout := time.After(shutWait)
 	for _, s := range all {
-		<-s.ready
+		select {
+		case <-s.ready:
+		case <-timeout:
+			// Still in its handshake (bounded by its first caller's
+			// deadline): shut once it ends, without holding Close.
+			go func() { <-s.ready; p.drop(s) }()
+			continue
+		}
 		select {
 		case <-p.drop(s):
 		case <-timeout:

@@ -58,7 +58,9 @@ type Options struct {
 	// manifests'): a caller that writes each to a file (the CLI's --out)
 	// writes while the import goes on, on a processor the import leaves
 	// idle. A manifest Import does not return (it does not load) is never
-	// handed. The first error it returns is Import's.
+	// handed. The first error it returns is Import's, and no manifest is
+	// handed after it; what it was handed before stays handed (the CLI's
+	// --out folder keeps the files written before a failure).
 	Loaded func(Manifest) error
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/httptools/httptools/synth"
 )
@@ -20,8 +21,10 @@ type loads struct {
 	mu   sync.Mutex
 	errs map[int]error // by the manifest's index, for the ones that failed
 	n    int
-	// handed is the first error Options.Loaded returned.
+	// handed is the first error Options.Loaded returned; after it, no
+	// manifest is handed to it.
 	handed error
+	failed atomic.Bool
 }
 
 type loadJob struct {
@@ -37,8 +40,9 @@ func startLoads(l *synth.Loader, loaded func(Manifest) error) *loads {
 		ls.wg.Go(func() {
 			for j := range ls.jobs {
 				err := l.Check(j.m.JSON, seen)
-				if err == nil && loaded != nil {
+				if err == nil && loaded != nil && !ls.failed.Load() {
 					if herr := loaded(j.m); herr != nil {
+						ls.failed.Store(true)
 						ls.mu.Lock()
 						ls.handed = cmp.Or(ls.handed, herr)
 						ls.mu.Unlock()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/tidwall/gjson"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,6 +76,11 @@ func sdkErrorStatus(code int64) int {
 	rec := &recorder{header: http.Header{}}
 	statusProbe().ServeHTTP(rec, req)
 	if rec.status == 0 {
+		return http.StatusOK
+	}
+	// Only an answer that is the error of that code says its status: a
+	// refusal of the probe itself (its transport) says nothing of it.
+	if got := gjson.GetBytes(rec.body.Bytes(), "error.code"); !got.Exists() || got.Int() != code {
 		return http.StatusOK
 	}
 	return rec.status

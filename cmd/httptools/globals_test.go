@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// globals is every package-level variable of the module's programs and
-// libraries, by kind: what design.md's "Global state" sentence says there
-// is. A variable added (or removed) fails TestGlobalState until it is
+// globals is every package-level variable of the module's libraries (not
+// the programs of cmd/ and bench/), by kind: what design.md's "Global
+// state" sentence says there is. A variable added (or removed) fails TestGlobalState until it is
 // named here, in the kind that says why it may be global. Error values and
 // compiled regular expressions are not listed: they are values.
 var globals = map[string]string{
