@@ -2,6 +2,7 @@ package mcpremote
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -15,19 +16,20 @@ func (p *pool) background(f func(stop <-chan struct{})) {
 
 // backgroundLocked is background with p.mu held.
 func (p *pool) backgroundLocked(f func(stop <-chan struct{})) {
-	stop := p.stop
-	p.work.Add(1)
+	stop, work := p.stop, p.work
+	work.Add(1)
 	go func() {
-		defer p.work.Done()
+		defer work.Done()
 		f(stop)
 	}()
 }
 
-// waitWork waits for the background work to end, or for timeout.
-func (p *pool) waitWork(timeout <-chan time.Time) {
+// waitWork waits for the background work work counts to end, or for
+// timeout (its waiter then ends with the work).
+func waitWork(work *sync.WaitGroup, timeout <-chan time.Time) {
 	ended := make(chan struct{})
 	go func() {
-		p.work.Wait()
+		work.Wait()
 		close(ended)
 	}()
 	select {

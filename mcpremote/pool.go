@@ -26,11 +26,15 @@ type pool struct {
 	// stop is closed by closeAll: the background work started before
 	// ends; a new channel serves the work started after.
 	stop chan struct{}
-	work sync.WaitGroup // the background work running
+	// work counts the background work started on stop: a new one comes
+	// with each new stop, so that a closeAll still waiting on the work
+	// before it never sees the Add of work started after (a WaitGroup's
+	// Add must not race its Wait from zero).
+	work *sync.WaitGroup
 }
 
 func newPool(idle time.Duration, now func() time.Time, log *slog.Logger) *pool {
-	return &pool{idle: idle, now: now, log: log, sessions: map[string]*session{}, stop: make(chan struct{})}
+	return &pool{idle: idle, now: now, log: log, sessions: map[string]*session{}, stop: make(chan struct{}), work: &sync.WaitGroup{}}
 }
 
 // session is one client session, or one being opened.
@@ -185,7 +189,8 @@ func (p *pool) reapIdle() {
 func (p *pool) closeAll() {
 	p.mu.Lock()
 	close(p.stop) // the work started so far stops; later work gets a new channel
-	p.stop, p.reaping = make(chan struct{}), false
+	work := p.work
+	p.stop, p.work, p.reaping = make(chan struct{}), &sync.WaitGroup{}, false
 	all := make([]*session, 0, len(p.sessions))
 	for _, s := range p.sessions {
 		all = append(all, s)
@@ -206,7 +211,7 @@ func (p *pool) closeAll() {
 		case <-timeout:
 		}
 	}
-	p.waitWork(timeout)
+	waitWork(work, timeout)
 }
 
 // shutWait bounds how long Close waits for the sessions to shut.
