@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/httptools/httptools/synth"
 )
@@ -20,11 +19,9 @@ type loads struct {
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	errs map[int]error // by the manifest's index, for the ones that failed
-	n    int
 	// handed is the first error Options.Loaded returned; after it, no
 	// manifest is handed to it.
 	handed error
-	failed atomic.Bool
 }
 
 type loadJob struct {
@@ -39,19 +36,12 @@ func startLoads(l *synth.Loader, loaded func(Manifest) error) *loads {
 	for range runtime.GOMAXPROCS(0) {
 		ls.wg.Go(func() {
 			for j := range ls.jobs {
-				err := l.Check(j.m.JSON, seen)
-				if err == nil && loaded != nil && !ls.failed.Load() {
-					if herr := loaded(j.m); herr != nil {
-						ls.failed.Store(true)
-						ls.mu.Lock()
-						ls.handed = cmp.Or(ls.handed, herr)
-						ls.mu.Unlock()
-					}
-				}
-				if err != nil {
+				if err := l.Check(j.m.JSON, seen); err != nil {
 					ls.mu.Lock()
 					ls.errs[j.i] = err
 					ls.mu.Unlock()
+				} else if loaded != nil {
+					ls.hand(loaded, j.m)
 				}
 			}
 		})
@@ -59,20 +49,30 @@ func startLoads(l *synth.Loader, loaded func(Manifest) error) *loads {
 	return ls
 }
 
+// hand gives m to loaded unless an earlier hand failed.
+func (ls *loads) hand(loaded func(Manifest) error, m Manifest) {
+	ls.mu.Lock()
+	failed := ls.handed != nil
+	ls.mu.Unlock()
+	if failed {
+		return
+	}
+	if err := loaded(m); err != nil {
+		ls.mu.Lock()
+		ls.handed = cmp.Or(ls.handed, err)
+		ls.mu.Unlock()
+	}
+}
+
 // add loads the manifest of index i.
 func (ls *loads) add(i int, m Manifest) {
-	ls.n = max(ls.n, i+1)
 	ls.jobs <- loadJob{i, m}
 }
 
-// wait waits for every load and returns their errors, by index (nil for a
-// manifest that loads), and the first error Options.Loaded returned.
-func (ls *loads) wait() ([]error, error) {
+// wait waits for every load and returns the errors of the manifests that
+// do not load, by index, and the first error Options.Loaded returned.
+func (ls *loads) wait() (map[int]error, error) {
 	close(ls.jobs)
 	ls.wg.Wait()
-	errs := make([]error, ls.n)
-	for i, err := range ls.errs {
-		errs[i] = err
-	}
-	return errs, ls.handed
+	return ls.errs, ls.handed
 }
