@@ -1,8 +1,11 @@
 package synth
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/httptools/httptools/internal/jsoncheck"
 )
 
 // Check checks src as Load does — every load-time rule, the schemas
@@ -23,12 +26,15 @@ func (l *Loader) Check(src []byte, seen *CheckedSchemas) error {
 // bytes, not what they compiled to (a big import's compiled schemas,
 // held together, would double its memory). Safe for concurrent use.
 type CheckedSchemas struct {
-	mu sync.Mutex
-	m  map[schemaKey]bool // the schema accepts any value (valueSchema.streams)
+	mu   sync.Mutex
+	m    map[schemaKey]bool // the schema accepts any value (valueSchema.streams)
+	meta metaSeen           // the subschemas the meta-schema accepted (metaseen.go)
 }
 
 // NewCheckedSchemas returns an empty set.
-func NewCheckedSchemas() *CheckedSchemas { return &CheckedSchemas{m: map[schemaKey]bool{}} }
+func NewCheckedSchemas() *CheckedSchemas {
+	return &CheckedSchemas{m: map[schemaKey]bool{}, meta: metaSeen{ok: map[digest]struct{}{}}}
+}
 
 // schemaKey is what compiling a schema depends on: its bytes, its place
 // (which names its problems) and whether it is an MCP tool's (which may
@@ -56,11 +62,33 @@ func (c *CheckedSchemas) compile(raw json.RawMessage, path string, mcp bool, ps 
 		}
 		return &valueSchema{}
 	}
-	vs := compileSchema(raw, path, mcp, ps)
+	vs := c.compileSeen(raw, path, mcp)
+	if vs == nil {
+		vs = compileSchema(raw, path, mcp, ps)
+	}
 	if vs != nil {
 		c.mu.Lock()
 		c.m[k] = vs.streams()
 		c.mu.Unlock()
 	}
 	return vs
+}
+
+// compileSeen compiles a pack tool's schema checking against the
+// meta-schema only the subschemas not checked before (metaseen.go); nil
+// when it cannot vouch for the schema, which compileSchema then compiles.
+func (c *CheckedSchemas) compileSeen(raw json.RawMessage, path string, mcp bool) *valueSchema {
+	if mcp {
+		return nil
+	}
+	doc, err := jsoncheck.Decode(context.Background(), raw, jsoncheck.MaxDocumentDepth, jsoncheck.Options{})
+	obj, ok := doc.(map[string]any)
+	if err != nil || !ok {
+		return nil
+	}
+	sch := c.meta.compile(obj, path)
+	if sch == nil {
+		return nil
+	}
+	return newValueSchema(sch, raw)
 }
