@@ -141,11 +141,7 @@ func decodeAll(jobs []part) bool {
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(jobs) && !failed.Load(); i = int(next.Add(1) - 1) {
-				data, err := json.Marshal(jobs[i].value)
-				if err == nil {
-					err = jobs[i].into.UnmarshalJSON(data)
-				}
-				if err != nil {
+				if decodePart(jobs[i]) != nil {
 					failed.Store(true)
 				}
 			}
@@ -153,6 +149,25 @@ func decodeAll(jobs []part) bool {
 	}
 	wg.Wait()
 	return !failed.Load()
+}
+
+// decodePart decodes a part as kin-openapi does: a schema by schemaRefOf
+// where it reads it, a path item by decodePathItem, else by its decoder.
+func decodePart(j part) error {
+	switch into := j.into.(type) {
+	case *openapi3.SchemaRef:
+		if fast, ok := schemaRefOf(j.value); ok {
+			*into = *fast
+			return nil
+		}
+	case *openapi3.PathItem:
+		return decodePathItem(j.value, into)
+	}
+	data, err := json.Marshal(j.value)
+	if err != nil {
+		return err
+	}
+	return j.into.UnmarshalJSON(data)
 }
 
 // decodeWithout decodes m, but for the members named, into v.

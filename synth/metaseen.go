@@ -54,15 +54,15 @@ const uncheckedBase = "https://json-schema.org/httptools-checked/"
 // whatever the schema around it: one schema, an object of them, an array
 // of them.
 var (
-	schemaOne = map[string]bool{
+	metaPlaceOne = map[string]bool{
 		"items": true, "contains": true, "additionalProperties": true, "propertyNames": true,
 		"if": true, "then": true, "else": true, "not": true,
 		"unevaluatedItems": true, "unevaluatedProperties": true, "contentSchema": true,
 	}
-	schemaMap = map[string]bool{
+	metaPlaceMap = map[string]bool{
 		"properties": true, "patternProperties": true, "dependentSchemas": true, "$defs": true, "definitions": true,
 	}
-	schemaList = map[string]bool{
+	metaPlaceList = map[string]bool{
 		"prefixItems": true, "allOf": true, "anyOf": true, "oneOf": true,
 	}
 	// scopeKeys change the dialect, the base address or the anchors a
@@ -190,11 +190,11 @@ func (w *walk) schema(v map[string]any, root bool, dst []byte) (out []byte, skel
 		var part any
 		var differs bool
 		switch {
-		case schemaOne[k]:
+		case metaPlaceOne[k]:
 			own, part, differs, ok = w.value(x, place{schema: true}, own)
-		case schemaMap[k]:
+		case metaPlaceMap[k]:
 			own, part, differs, ok = w.places(x, false, own)
-		case schemaList[k]:
+		case metaPlaceList[k]:
 			own, part, differs, ok = w.places(x, true, own)
 		default:
 			own, _, _, ok = w.value(x, place{}, own)

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/httptools/httptools/internal/jsoncheck"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // vouches says whether metaSeen compiles raw (after what m has seen), and
@@ -115,11 +118,11 @@ func subschemas(doc map[string]any) []map[string]any {
 	out := []map[string]any{doc}
 	for k, v := range doc {
 		switch {
-		case schemaOne[k]:
+		case metaPlaceOne[k]:
 			if s, ok := v.(map[string]any); ok {
 				out = append(out, subschemas(s)...)
 			}
-		case schemaMap[k]:
+		case metaPlaceMap[k]:
 			if m, ok := v.(map[string]any); ok {
 				for _, x := range m {
 					if s, ok := x.(map[string]any); ok {
@@ -127,7 +130,7 @@ func subschemas(doc map[string]any) []map[string]any {
 					}
 				}
 			}
-		case schemaList[k]:
+		case metaPlaceList[k]:
 			if l, ok := v.([]any); ok {
 				for _, x := range l {
 					if s, ok := x.(map[string]any); ok {
@@ -177,4 +180,46 @@ func FuzzMetaSeenAgrees(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSchemaPlacesAreTheMetaSchemas: metaPlaceOne, metaPlaceMap and metaPlaceList
+// are the places where the Draft 2020-12 meta-schema (jsonschema's copy)
+// checks a value as a schema whatever holds it: a member whose schema is
+// {"$dynamicRef": "#meta"}, an object of them, or a list of them.
+func TestSchemaPlacesAreTheMetaSchemas(t *testing.T) {
+	one, objects, lists := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	isMeta := func(s *jsonschema.Schema) bool {
+		return s != nil && s.DynamicRef != nil && s.DynamicRef.Anchor == "meta"
+	}
+	c := jsonschema.NewCompiler()
+	var walk func(s *jsonschema.Schema)
+	walk = func(s *jsonschema.Schema) { // the meta-schema: allOf the vocabularies' $refs
+		if s.Ref != nil {
+			walk(s.Ref)
+		}
+		for _, sub := range s.AllOf {
+			walk(sub)
+		}
+		for k, p := range s.Properties {
+			ap, _ := p.AdditionalProperties.(*jsonschema.Schema)
+			switch {
+			case isMeta(p):
+				one[k] = true
+			case isMeta(ap):
+				objects[k] = true
+			case p.Ref != nil && isMeta(p.Ref.Items2020):
+				lists[k] = true
+			}
+		}
+	}
+	walk(c.MustCompile(jsonschema.Draft2020.String()))
+	for _, c := range []struct {
+		name      string
+		derived   map[string]bool
+		hardcoded map[string]bool
+	}{{"metaPlaceOne", one, metaPlaceOne}, {"metaPlaceMap", objects, metaPlaceMap}, {"metaPlaceList", lists, metaPlaceList}} {
+		if !maps.Equal(c.derived, c.hardcoded) {
+			t.Errorf("%s is %v; the meta-schema's are %v", c.name, slices.Sorted(maps.Keys(c.hardcoded)), slices.Sorted(maps.Keys(c.derived)))
+		}
+	}
 }

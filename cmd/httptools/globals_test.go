@@ -20,7 +20,7 @@ var globals = map[string]string{
 	// Built once, on first use or at start, and only read after.
 	"httpspec.defaultClient": "once", "httpspec.defaultClientOnce": "once",
 	"mcpremote.sharedClient": "once", "mcpremote.sharedOnce": "once",
-	"synth.manifestSchema": "once", "synth.manifestSchemaOnce": "once",
+	"synth.manifestSchema": "once", "synth.manifestSchemaOnce": "once", "synth.draft2020Meta": "once",
 	"synth.globalTracer": "once", "synth.printer": "once", "internal/tracing.unset": "once",
 	"server.serverInfoMeta": "once", "httptest.casesSchema": "once",
 	// What the MCP fast path learned of the SDK's handler, asked once
@@ -49,7 +49,7 @@ var globals = map[string]string{
 	"mcpremote.implementation": "table", "mcpremote.specSchema": "table",
 	"openapi.bodyCredentialNames": "table", "openapi.componentDecoders": "table", "openapi.credentialNames": "table",
 	"openapi.methods": "table", "openapi.prose": "table", "openapi.schemaLists": "table", "openapi.schemaMaps": "table",
-	"openapi.schemaOne": "table", "openapi.section": "table",
+	"openapi.schemaOne": "table", "openapi.section": "table", "openapi.pathMethods": "table", "openapi.schemaFields": "table",
 	"policy.auths": "table", "policy.effects": "table", "policy.kinds": "table", "policy.roles": "table",
 	"redact.entities": "table", "redact.triggerSets": "table", "redact/redacttest.encodings": "table",
 	"server.approvalSchema": "table", "server.connectedPage": "table", "server.discoveryTools": "table",
@@ -58,7 +58,8 @@ var globals = map[string]string{
 	"server.fastShapeCandidates": "table", "server.outputHeadBytes": "table", "server.quoteSafe": "table",
 	"server.refusedBody": "table", "server.rpcErrorWords": "table", "server.stopWords": "table",
 	"server.traceMetaKeys": "table", "server.uiFiles": "table", "server.uiPages": "table", "server.verbs": "table",
-	"synth.annotationKeys": "table", "synth.dialects": "table", "synth.internalSpan": "table",
+	"synth.annotationKeys": "table", "synth.dialects": "table",
+	"synth.metaPlaceOne": "table", "synth.metaPlaceMap": "table", "synth.metaPlaceList": "table", "synth.scopeKeys": "table", "synth.internalSpan": "table",
 	"synth.simpleTypes": "table", "synth.toolSchemaJSON": "table", "trim.steps": "table",
 }
 

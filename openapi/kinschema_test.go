@@ -1,0 +1,89 @@
+package openapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+var kinSeeds = []string{
+	`{"type":"object","properties":{"a":{"type":"string","maxLength":5,"pattern":"^a"},"b":{"$ref":"#/components/schemas/B"}},"required":["a"],"additionalProperties":false,"x-k":{"n":1}}`,
+	`{"allOf":[{"$ref":"#/x"},{"type":["string","null"],"enum":["a",null,1.5],"default":"a","nullable":true}]}`,
+	`{"items":{"type":"integer","minimum":-1,"exclusiveMinimum":true,"multipleOf":0.5},"minItems":1,"maxItems":9007199254740992,"uniqueItems":true}`,
+	`{"$ref":"#/a","description":"siblings"}`,
+	`{"Type":"string"}`,
+	`{"type":"string","unknown":[1,{"a":null}],"example":{"x":[true]},"externalDocs":{"url":"https://e","x-e":1},"xml":{"name":"n"},"discriminator":{"propertyName":"k","mapping":{"a":"#/b"}}}`,
+	`{"additionalProperties":{},"unevaluatedProperties":{"type":"string"},"unevaluatedItems":true,"prefixItems":[true,{"const":-0}],"$defs":{"d":false}}`,
+	`{"minLength":1e21,"maxLength":-0,"minProperties":0.5}`,
+	`{"properties":{"a":null},"items":null,"title":null}`,
+	`{"if":{"minimum":1},"then":{"maximum":2},"else":{"not":{}},"dependentRequired":{"a":["b"]},"dependentSchemas":{"a":{}},"contentSchema":{"$ref":""}}`,
+	`true`, `false`, `null`, `[]`, `"s"`,
+}
+
+// FuzzSchemaRefOfIsKins: where schemaRefOf reads a value, it is what
+// kin-openapi's SchemaRef.UnmarshalJSON makes of the value's text.
+func FuzzSchemaRefOfIsKins(f *testing.F) {
+	for _, s := range kinSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		got, ok := schemaRefOf(v)
+		if !ok {
+			return
+		}
+		text, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("schemaRefOf read a value json.Marshal refuses: %v", err)
+		}
+		want := &openapi3.SchemaRef{}
+		if err := want.UnmarshalJSON(text); err != nil {
+			t.Fatalf("schemaRefOf read %s, which kin-openapi refuses: %v", text, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("%s: schemaRefOf %s, kin-openapi %s", text, g, w)
+		}
+	})
+}
+
+// FuzzPathItemIsKins: decodePathItem decodes a path item as kin-openapi's
+// PathItem.UnmarshalJSON does, or fails as it does.
+func FuzzPathItemIsKins(f *testing.F) {
+	f.Add([]byte(`{"parameters":[{"name":"a","in":"path","required":true,"schema":{"type":"string"}},{"$ref":"#/p"}],
+		"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"integer","minimum":1}}],
+			"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"object","properties":{"a":{"type":"string"}}}}}},"default":{"$ref":"#/r"},"x-r":1}},
+		"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/s"}},"text/plain":{"schema":{"type":"string"},"example":"x"}}},"responses":{}}}`))
+	f.Add([]byte(`{"GET":{"responses":{}},"get":{"responses":{"200":{"content":{"a/b":{"schema":{"type":"string"}}}}}}}`))
+	f.Add([]byte(`{"get":{"Parameters":[],"parameters":[{"name":"a","in":"query","Schema":{},"schema":{"type":"string"}}]}}`))
+	f.Add([]byte(`{"get":{"requestBody":{"content":{"a/b":{"schema":{"type":7}}}}}}`))
+	f.Add([]byte(`{"query":{"responses":{"2XX":{"content":{"a/b":{"schema":true}}}}},"x-y":{"schema":{}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		text, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		want := &openapi3.PathItem{}
+		werr := want.UnmarshalJSON(text)
+		got := &openapi3.PathItem{}
+		gerr := decodePathItem(v, got)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Fatalf("%s: error %v, kin-openapi's %v", text, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("%s: decoded %s, kin-openapi %s", text, g, w)
+		}
+	})
+}
