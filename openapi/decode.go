@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"runtime"
 	"strings"
 	"sync"
@@ -161,7 +163,10 @@ func decodePart(j part) error {
 			return nil
 		}
 	case *openapi3.PathItem:
-		return decodePathItem(j.value, into)
+		// kin-openapi decodes a document's paths through a generic map
+		// first (Paths.UnmarshalJSON): a YAML integer is a float64 by the
+		// time its path item is decoded.
+		return decodePathItem(floatNumbers(j.value), into)
 	}
 	data, err := json.Marshal(j.value)
 	if err != nil {
@@ -181,4 +186,47 @@ func decodeWithout(m map[string]any, v json.Unmarshaler, without ...string) bool
 	}
 	data, err := json.Marshal(rest)
 	return err == nil && v.UnmarshalJSON(data) == nil
+}
+
+// floatNumbers is v with its integers (as YAML decodes them) the float64
+// encoding/json would decode them to; v itself if it holds none.
+func floatNumbers(v any) any {
+	f, _ := floatNumbersIn(v)
+	return f
+}
+
+// floatNumbersIn is floatNumbers, and whether it changed anything.
+func floatNumbersIn(v any) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if f, changed := floatNumbersIn(e); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = f
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if f, changed := floatNumbersIn(e); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = f
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case int, int64, uint64:
+		f, _ := number(x)
+		return f, true
+	}
+	return v, false
 }

@@ -331,7 +331,7 @@ func (d *schemaReader) bound(v any) openapi3.ExclusiveBound {
 	switch v := v.(type) {
 	case bool:
 		return openapi3.ExclusiveBound{Bool: &v}
-	case float64:
+	case float64, int, int64, uint64:
 		return openapi3.ExclusiveBound{Value: d.float(v)}
 	}
 	d.ok = false
@@ -382,16 +382,44 @@ func (d *schemaReader) stringLists(v any) map[string][]string {
 }
 
 func (d *schemaReader) float(v any) *float64 {
-	f, ok := v.(float64)
-	d.ok = d.ok && ok && !math.IsInf(f, 0) && !math.IsNaN(f)
+	f, ok := number(v)
+	d.ok = d.ok && ok
 	return &f
+}
+
+// number is v, a JSON number as encoding/json or YAML decodes one, as
+// encoding/json decodes its text into a float64 (an integer rounded to the
+// nearest, as both the conversion and ParseFloat round); false if v is not
+// a finite number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, !math.IsInf(n, 0) && !math.IsNaN(n)
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	}
+	return 0, false
 }
 
 // uint reads a whole number as encoding/json reads one into a uint64: the
 // digits json.Marshal writes for it, so only a whole, non-negative number
 // below 2⁵³, not -0 (others are written in ways ParseUint refuses or, past
-// 2⁶⁴, overflows).
+// 2⁶⁴, overflows); an integer YAML decoded, whole.
 func (d *schemaReader) uint(v any) uint64 {
+	switch n := v.(type) {
+	case int:
+		d.ok = d.ok && n >= 0
+		return uint64(n)
+	case int64:
+		d.ok = d.ok && n >= 0
+		return uint64(n)
+	case uint64:
+		return n
+	}
 	f, ok := v.(float64)
 	d.ok = d.ok && ok && f >= 0 && f <= 1<<53 && f == math.Trunc(f) && !math.Signbit(f)
 	return uint64(f)
@@ -426,9 +454,10 @@ func (d *schemaReader) generic(v any) any {
 	case string:
 		d.ok = d.ok && utf8.ValidString(v)
 		return v
-	case float64:
-		d.ok = d.ok && !math.IsInf(v, 0) && !math.IsNaN(v)
-		return v
+	case float64, int, int64, uint64:
+		f, ok := number(v)
+		d.ok = d.ok && ok
+		return f
 	case bool, nil:
 		return v
 	}

@@ -87,3 +87,35 @@ func FuzzPathItemIsKins(f *testing.F) {
 		}
 	})
 }
+
+// TestSchemaRefOfReadsYAMLNumbers: a YAML document's integers (which YAML
+// decodes as integers, not float64) are read as kin-openapi reads the
+// document's JSON text, and read at all (not left to kin-openapi).
+func TestSchemaRefOfReadsYAMLNumbers(t *testing.T) {
+	src := []byte(`openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      parameters:
+        - {name: n, in: query, schema: {type: integer, minimum: -3, maximum: 9007199254740993, exclusiveMaximum: 12}}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {type: array, maxItems: 18446744073709551615, minItems: 2, items: {enum: [1, 2.5, -7]}, default: [3]}
+components:
+  schemas:
+    A: {type: string, maxLength: 12, minLength: 0, example: 5, x-n: 9007199254740993}
+`)
+	v, err := decodeYAML(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := v.(map[string]any)
+	same(t, "YAML integers", g)
+	if _, ok := schemaRefOf(g["components"].(map[string]any)["schemas"].(map[string]any)["A"]); !ok {
+		t.Error("schemaRefOf left a schema of YAML integers to kin-openapi")
+	}
+}
