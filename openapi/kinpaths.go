@@ -158,22 +158,29 @@ func asideParams(l []any, grafts *[]graft, params func(*openapi3.PathItem) opena
 		if _, isRef := pm["$ref"]; isRef {
 			continue
 		}
-		ref, ok := schemaRefOf(pm["schema"])
-		if !ok {
-			continue
-		}
-		q := shallow(pm)
-		q["schema"] = map[string]any{}
-		out[i] = q
-		*grafts = append(*grafts, graft{ref, func(pi *openapi3.PathItem) **openapi3.SchemaRef {
+		out[i] = asideSchema(pm, grafts, func(pi *openapi3.PathItem) **openapi3.SchemaRef {
 			ps := params(pi)
 			if i >= len(ps) || ps[i] == nil || ps[i].Value == nil {
 				return nil
 			}
 			return &ps[i].Value.Schema
-		}})
+		})
 	}
 	return out, true
+}
+
+// asideSchema returns obj with its schema replaced by a stand-in, and
+// appends the schema to grafts, to go where place finds; obj itself if
+// schemaRefOf does not read its schema (kin-openapi then decodes it).
+func asideSchema(obj map[string]any, grafts *[]graft, place func(*openapi3.PathItem) **openapi3.SchemaRef) map[string]any {
+	ref, ok := schemaRefOf(obj["schema"])
+	if !ok {
+		return obj
+	}
+	q := shallow(obj)
+	q["schema"] = map[string]any{}
+	*grafts = append(*grafts, graft{ref, place})
+	return q
 }
 
 // asideContent sets aside the schemas of an object's content (a request
@@ -195,19 +202,12 @@ func asideContent(m map[string]any, grafts *[]graft, content func(*openapi3.Path
 		if !plainKeys(media, []string{"schema"}) {
 			return nil, false
 		}
-		ref, ok := schemaRefOf(media["schema"])
-		if !ok {
-			continue
-		}
-		q := shallow(media)
-		q["schema"] = map[string]any{}
-		outC[mt] = q
-		*grafts = append(*grafts, graft{ref, func(pi *openapi3.PathItem) **openapi3.SchemaRef {
+		outC[mt] = asideSchema(media, grafts, func(pi *openapi3.PathItem) **openapi3.SchemaRef {
 			if media := content(pi)[mt]; media != nil {
 				return &media.Schema
 			}
 			return nil
-		}})
+		})
 	}
 	out := shallow(m)
 	out["content"] = outC
