@@ -3,8 +3,8 @@ package openapi
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
