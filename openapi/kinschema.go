@@ -311,7 +311,9 @@ func (d *schemaReader) schemas(v any) openapi3.Schemas {
 }
 
 // boolSchema is BoolSchema.UnmarshalJSON: true or false, or a schema (an
-// empty one decoded as kin-openapi does, to an empty Schema).
+// empty one decoded as kin-openapi does, to an empty Schema). kin-openapi
+// decodes the schema into a generic value first and encodes it again, so
+// a YAML integer in it is a float64 by the time it is read.
 func (d *schemaReader) boolSchema(v any) openapi3.BoolSchema {
 	switch v := v.(type) {
 	case bool:
@@ -320,7 +322,7 @@ func (d *schemaReader) boolSchema(v any) openapi3.BoolSchema {
 		if len(v) == 0 {
 			return openapi3.BoolSchema{Schema: &openapi3.SchemaRef{Value: &openapi3.Schema{}}}
 		}
-		return openapi3.BoolSchema{Schema: d.ref(v)}
+		return openapi3.BoolSchema{Schema: d.ref(floatNumbers(v))}
 	}
 	d.ok = false
 	return openapi3.BoolSchema{}

@@ -1,8 +1,10 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -23,38 +25,78 @@ var kinSeeds = []string{
 }
 
 // FuzzSchemaRefOfIsKins: where schemaRefOf reads a value, it is what
-// kin-openapi's SchemaRef.UnmarshalJSON makes of the value's text.
+// kin-openapi's SchemaRef.UnmarshalJSON makes of the value's text: the
+// value as encoding/json decodes the text (numbers float64), and as YAML
+// would (whole numbers int or uint64).
 func FuzzSchemaRefOfIsKins(f *testing.F) {
 	for _, s := range kinSeeds {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"additionalProperties":{"maxLength":9007199254740993},"unevaluatedProperties":{"maxItems":18446744073709551615}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v any
 		if json.Unmarshal(data, &v) != nil {
 			return
 		}
-		got, ok := schemaRefOf(v)
-		if !ok {
-			return
-		}
-		text, err := json.Marshal(v)
-		if err != nil {
-			t.Fatalf("schemaRefOf read a value json.Marshal refuses: %v", err)
-		}
-		want := &openapi3.SchemaRef{}
-		if err := want.UnmarshalJSON(text); err != nil {
-			t.Fatalf("schemaRefOf read %s, which kin-openapi refuses: %v", text, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			t.Fatalf("%s: schemaRefOf %s, kin-openapi %s", text, g, w)
+		sameAsKin(t, v)
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		if d.Decode(&v) == nil {
+			sameAsKin(t, yamlNumbers(v))
 		}
 	})
 }
 
+// sameAsKin fails t if schemaRefOf reads v other than kin-openapi reads
+// v's JSON text.
+func sameAsKin(t *testing.T, v any) {
+	got, ok := schemaRefOf(v)
+	if !ok {
+		return
+	}
+	text, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("schemaRefOf read a value json.Marshal refuses: %v", err)
+	}
+	want := &openapi3.SchemaRef{}
+	if err := want.UnmarshalJSON(text); err != nil {
+		t.Fatalf("schemaRefOf read %s, which kin-openapi refuses: %v", text, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("%s: schemaRefOf %s, kin-openapi %s", text, g, w)
+	}
+}
+
+// yamlNumbers is v, decoded with json.Number, with its numbers as YAML
+// decodes them: whole ones int (or uint64 past int64), others float64.
+func yamlNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = yamlNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = yamlNumbers(e)
+		}
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return int(n)
+		}
+		if n, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return n
+		}
+		f, _ := strconv.ParseFloat(string(x), 64)
+		return f
+	}
+	return v
+}
+
 // FuzzPathItemIsKins: decodePathItem decodes a path item as kin-openapi's
-// PathItem.UnmarshalJSON does, or fails as it does.
+// PathItem.UnmarshalJSON does, or fails as it does; and with YAML's
+// numbers, a document holding it decodes as kin-openapi decodes it whole.
 func FuzzPathItemIsKins(f *testing.F) {
 	f.Add([]byte(`{"parameters":[{"name":"a","in":"path","required":true,"schema":{"type":"string"}},{"$ref":"#/p"}],
 		"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"integer","minimum":1}}],
@@ -84,6 +126,14 @@ func FuzzPathItemIsKins(f *testing.F) {
 			g, _ := json.Marshal(got)
 			w, _ := json.Marshal(want)
 			t.Fatalf("%s: decoded %s, kin-openapi %s", text, g, w)
+		}
+		// With YAML's numbers, in a document: decoded part by part as
+		// kin-openapi decodes the whole.
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		if d.Decode(&v) == nil {
+			same(t, string(text), map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "t", "version": "1"},
+				"paths": map[string]any{"/a": yamlNumbers(v)}})
 		}
 	})
 }

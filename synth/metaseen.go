@@ -9,7 +9,11 @@ package synth
 // 2020-12 meta-schema checks a subschema the same wherever it sits
 // (through "$dynamicRef": "#meta", the same at every schema place), as
 // long as no "$id", "$schema" or anchor below the root changes the dialect
-// or the scope, which is why a schema holding one is not checked here.
+// or the scope, which is why a schema holding one anywhere is not checked
+// here; nor is one with a $ref anywhere (its data included: jsonschema
+// compiles what a $ref names, and "dependencies") that is not a fragment
+// of the document itself, which would resolve against the json-schema.org
+// address below where against the ordinary one it does not.
 //
 // So a schema is checked in two passes, both jsonschema's own:
 //  1. its skeleton — the schema with each subschema already accepted
@@ -126,8 +130,8 @@ type place struct{ schema, root bool }
 // value appends v's piece of its parent's digest input to dst, and returns
 // v's skeleton and whether it differs from v; false when v is not of the
 // shape compile reads: a schema place holding neither an object nor a
-// boolean, a scope keyword at a schema place (but the root's 2020-12
-// $schema), a $ref that is not a fragment of the document itself.
+// boolean, a scope keyword anywhere (but the root's 2020-12 $schema), a
+// $ref anywhere that is not a fragment of the document itself.
 func (w *walk) value(v any, at place, dst []byte) (out []byte, skel any, changed, ok bool) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -136,6 +140,13 @@ func (w *walk) value(v any, at place, dst []byte) (out []byte, skel any, changed
 		}
 		own := []byte{'o'}
 		for _, k := range sorted(v) {
+			// Data too: jsonschema compiles some of it as schemas (what
+			// a $ref names, "dependencies"), where an address would
+			// resolve against the unchecked base as it does not against
+			// the ordinary one.
+			if !plainKeyword(k, v[k], false) {
+				return nil, nil, false, false
+			}
 			own = appendString(own, k)
 			if own, _, _, ok = w.value(v[k], place{}, own); !ok {
 				return nil, nil, false, false
@@ -174,17 +185,8 @@ func (w *walk) schema(v map[string]any, root bool, dst []byte) (out []byte, skel
 	var parts map[string]any // the members whose skeleton differs
 	for _, k := range sorted(v) {
 		x := v[k]
-		switch {
-		case k == "$schema" && root:
-			if s, ok := x.(string); !ok || dialectKey(s) != packDialect {
-				return nil, nil, false, false
-			}
-		case scopeKeys[k]:
+		if !plainKeyword(k, x, root) {
 			return nil, nil, false, false
-		case k == "$ref":
-			if s, ok := x.(string); !ok || !strings.HasPrefix(s, "#") {
-				return nil, nil, false, false
-			}
 		}
 		own = appendString(own, k)
 		var part any
@@ -225,6 +227,23 @@ func (w *walk) schema(v map[string]any, root bool, dst []byte) (out []byte, skel
 	}
 	maps.Copy(s, parts)
 	return dst, s, true, true
+}
+
+// plainKeyword says member k of an object holds no scope keyword (but
+// the root's 2020-12 $schema) and no $ref that is not a fragment of the
+// document itself.
+func plainKeyword(k string, x any, root bool) bool {
+	switch {
+	case k == "$schema" && root:
+		s, ok := x.(string)
+		return ok && dialectKey(s) == packDialect
+	case scopeKeys[k]:
+		return false
+	case k == "$ref":
+		s, ok := x.(string)
+		return ok && strings.HasPrefix(s, "#")
+	}
+	return true
 }
 
 // places is value for an object (list false) or an array (list true) of

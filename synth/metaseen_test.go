@@ -165,6 +165,28 @@ func TestUncheckedBaseSkipsTheMetaCheck(t *testing.T) {
 	}
 }
 
+// TestMetaSeenLeavesOutsideAddresses: a $ref that is not a fragment of
+// the document, wherever it sits (where jsonschema compiles data as a
+// schema: "dependencies", what another $ref names), is left to the
+// ordinary compile, which refuses it (a cold review found the first way
+// vouching for these: they resolve to jsonschema's own meta-schema from
+// the json-schema.org address).
+func TestMetaSeenLeavesOutsideAddresses(t *testing.T) {
+	for _, raw := range outsideAddresses {
+		fast, full := vouches(&metaSeen{ok: map[digest]struct{}{}}, []byte(raw))
+		if fast || full {
+			t.Errorf("%s: metaSeen vouches %v, the ordinary compile %v; want neither", raw, fast, full)
+		}
+	}
+}
+
+var outsideAddresses = []string{
+	`{"dependencies":{"a":{"$ref":"/draft/2020-12/schema"}}}`,
+	`{"$ref":"#/x-a","x-a":{"$ref":"/draft/2020-12/schema"}}`,
+	`{"$ref":"#/x-a","x-a":{"$ref":"../draft/2020-12/schema"}}`,
+	`{"properties":{"a":{"$ref":"#/x-a"}},"x-a":{"type":"object","properties":{"b":{"$ref":"/draft/2020-12/schema"}}}}`,
+}
+
 // FuzzMetaSeenAgrees: after metaSeen has seen one schema, it never vouches
 // for another that the ordinary compile refuses, nor panics.
 func FuzzMetaSeenAgrees(f *testing.F) {
@@ -172,6 +194,9 @@ func FuzzMetaSeenAgrees(f *testing.F) {
 	f.Add([]byte(`{"$defs":{"x":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/x"}}}`), []byte(`{"$defs":{"x":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/y"}}}`))
 	f.Add([]byte(`{"items":{"pattern":"^a"}}`), []byte(`{"items":{"pattern":"(("}}`))
 	f.Add([]byte(`{"allOf":[{"minimum":1}]}`), []byte(`{"anyOf":[{"minimum":"1"}]}`))
+	for _, raw := range outsideAddresses {
+		f.Add([]byte(`{"type":"object"}`), []byte(raw))
+	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		m := &metaSeen{ok: map[digest]struct{}{}}
 		for _, raw := range [][]byte{a, b, a} {
