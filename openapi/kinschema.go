@@ -110,6 +110,8 @@ func kinSchemaOf(m map[string]any) (*openapi3.Schema, bool) {
 // cannot read.
 type schemaReader struct{ ok bool }
 
+// field reads member k of a schema into s: here the fields that hold
+// schemas.
 func (d *schemaReader) field(s *openapi3.Schema, k string, v any) {
 	if v == nil {
 		d.ok = false // null decodes field by field its own way: left to kin-openapi
@@ -154,6 +156,14 @@ func (d *schemaReader) field(s *openapi3.Schema, k string, v any) {
 		s.UnevaluatedItems = d.boolSchema(v)
 	case "unevaluatedProperties":
 		s.UnevaluatedProperties = d.boolSchema(v)
+	default:
+		d.value(s, k, v)
+	}
+}
+
+// value reads the fields that hold values, not schemas.
+func (d *schemaReader) value(s *openapi3.Schema, k string, v any) {
+	switch k {
 	case "type":
 		s.Type = d.types(v)
 	case "enum":
