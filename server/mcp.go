@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 
 	"github.com/httptools/httptools/auth"
@@ -134,30 +135,52 @@ func unknownTool(name string) error {
 }
 
 // SyncMCP makes srv's tools the current tool set's: tools gone are removed,
-// the others (re)added; connected clients get notifications/tools/list_changed.
+// tools new or changed by a reload are added; connected clients get
+// notifications/tools/list_changed. (A server of MCPServer is synced by
+// itself after a reload or a policy change that changes what its caller
+// sees: this is for a server built otherwise, and a no-op when in sync.)
 func (s *Server) SyncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string) {
+	s.syncMCP(srv, tenant, person, false)
+}
+
+// syncMCP is SyncMCP. Only what changed is changed on srv, each change the
+// SDK's to notify of (and to coalesce when they come within its 10 ms:
+// re-adding every tool, a busy machine's pauses between them sent one
+// change as two notifications). With touch, a tool set already in sync
+// has one tool added again, so that the SDK notifies: a caller's view
+// changed by a policy, not by the tool set.
+func (s *Server) syncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string, touch bool) {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
 	ts := s.Tools()
-	if s.mcpNames == nil {
-		s.mcpNames = map[*mcp.Server][]string{}
+	if s.mcpSynced == nil {
+		s.mcpSynced = map[*mcp.Server]map[string]*synth.Tool{}
 	}
-	var gone []string
-	for _, id := range s.mcpNames[srv] {
+	had := s.mcpSynced[srv]
+	var gone, changed []string
+	for id := range had {
 		if _, ok := ts.tools[id]; !ok {
 			gone = append(gone, id)
+		}
+	}
+	for _, id := range ts.ids {
+		if had[id] != ts.tools[id] {
+			changed = append(changed, id)
 		}
 	}
 	if len(gone) > 0 {
 		srv.RemoveTools(gone...)
 	}
-	s.addMCPTools(srv, ts, tenant, person)
-	s.mcpNames[srv] = ts.ids
+	if len(gone)+len(changed) == 0 && touch && len(ts.ids) > 0 {
+		changed = ts.ids[:1]
+	}
+	s.addMCPTools(srv, ts, changed, tenant, person)
+	s.mcpSynced[srv] = maps.Clone(ts.tools)
 }
 
-// addMCPTools adds every tool of ts to srv.
-func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, tenant string, person func(*mcp.CallToolRequest) string) {
-	for _, id := range ts.ids {
+// addMCPTools adds the tools ids of ts to srv.
+func (s *Server) addMCPTools(srv *mcp.Server, ts *Toolset, ids []string, tenant string, person func(*mcp.CallToolRequest) string) {
+	for _, id := range ids {
 		tool := ts.tools[id]
 		mt := ts.mcpTool(id)
 		srv.AddTool(mt.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -388,7 +411,7 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 		srv.AddReceivingMiddleware(s.mcpPolicy("", ""))
 		srv.AddReceivingMiddleware(s.mcpCatalogue("", "")) // outside mcpPolicy: call_tool's call goes through it
 		s.addResultResources(srv, "")
-		s.addMCPTools(srv, ts, "", nil)
+		s.addMCPTools(srv, ts, ts.ids, "", nil)
 		ts.mcp = srv
 	})
 	return ts.mcp

@@ -255,7 +255,7 @@ func (s *Server) keyRevoked(ctx context.Context, bearer string) bool {
 // change.
 func (s *Server) listenStdio(srv *mcp.Server, tenant, toolset string, person func(*mcp.CallToolRequest) string) {
 	l := &viewListener{tenant: tenant, toolset: toolset}
-	l.notify = func() { s.SyncMCP(srv, tenant, person) } // tools added again: the SDK notifies
+	l.notify = func() { s.syncMCP(srv, tenant, person, true) } // a tool added (again): the SDK notifies
 	s.addListener(context.Background(), l)
 }
 

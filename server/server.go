@@ -137,8 +137,8 @@ type Server struct {
 
 	routeLogs preformat.Handlers[routeKey] // handlers with a route's access attributes formatted
 
-	mcpMu    sync.Mutex
-	mcpNames map[*mcp.Server][]string // the tools each long-lived MCP server has
+	mcpMu     sync.Mutex
+	mcpSynced map[*mcp.Server]map[string]*synth.Tool // the tools each long-lived MCP server has
 
 	oidcVerifiers oidcVerifiers
 	elicit        elicitMemo

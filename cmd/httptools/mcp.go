@@ -85,7 +85,7 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	// Approvals of the person's calls in runs no person started are asked
 	// in the client, when it takes forms.
 	go srv.ElicitApprovals(ctx, ms, "local", *toolset, *person, 2*time.Second)
-	go reloadOnHangup(ctx, hup, srv, ms, who, log)
+	go reloadOnHangup(ctx, hup, srv, log)
 	// Ids come back as sent (the SDK reads them through a float64).
 	in, out := server.ExactIDs(stdin, stdout)
 	defer in.Close()
@@ -98,10 +98,11 @@ The store defaults to $XDG_STATE_HOME/httptools/httptools.db; SIGHUP reloads DIR
 	return 0
 }
 
-// reloadOnHangup reloads the folder on each SIGHUP and tells the client the
-// list changed; a failed reload keeps the previous tools. It ends with the
-// command, so that nothing it logs comes after.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Server, ms *mcp.Server, who func(*mcp.CallToolRequest) string, log *slog.Logger) {
+// reloadOnHangup reloads the folder on each SIGHUP (the session's MCP
+// server, a listener of the tools its caller sees, syncs its tools and
+// tells the client the list changed); a failed reload keeps the previous
+// tools. It ends with the command, so that nothing it logs comes after.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Server, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -114,7 +115,6 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Serve
 			continue
 		}
 		logNotices(log, srv.Tools(), prev)
-		srv.SyncMCP(ms, "local", who)
 		log.Info("reloaded", "tools", len(srv.Tools().IDs()))
 	}
 }
