@@ -18,7 +18,9 @@ import (
 // MCPServer returns an MCP server with every tool, whose calls run for
 // tenant; person gives the person of a call (from the X-Person-Id header on
 // HTTP, from a flag on stdio). It is for a long-lived session (stdio): it
-// advertises tools.listChanged, and SyncMCP after a reload sends the change.
+// advertises tools.listChanged, and syncs its tools, which sends the
+// change, after each reload and each policy change that changes what its
+// caller sees.
 func (s *Server) MCPServer(tenant string, person func(*mcp.CallToolRequest) string) *mcp.Server {
 	return s.MCPToolsetServer(tenant, "", person)
 }
@@ -32,8 +34,10 @@ func (s *Server) MCPToolsetServer(tenant, toolset string, person func(*mcp.CallT
 	srv.AddReceivingMiddleware(s.mcpPolicy(tenant, toolset))
 	srv.AddReceivingMiddleware(s.mcpCatalogue(tenant, toolset)) // outside mcpPolicy: call_tool's call goes through it
 	s.addResultResources(srv, tenant)
-	s.SyncMCP(srv, tenant, person)
+	// Listening first: a reload or a policy change while the tools are
+	// added is not missed.
 	s.listenStdio(srv, tenant, toolset, person)
+	s.syncMCP(srv, tenant, person, syncChanged)
 	return srv
 }
 
@@ -135,21 +139,29 @@ func unknownTool(name string) error {
 }
 
 // SyncMCP makes srv's tools the current tool set's: tools gone are removed,
-// tools new or changed by a reload are added; connected clients get
+// every other (re)added; connected clients get
 // notifications/tools/list_changed. (A server of MCPServer is synced by
-// itself after a reload or a policy change that changes what its caller
-// sees: this is for a server built otherwise, and a no-op when in sync.)
+// itself, after a reload and after a policy change that changes what its
+// caller sees, changing only what changed: this is for a server built
+// otherwise.)
 func (s *Server) SyncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string) {
-	s.syncMCP(srv, tenant, person, false)
+	s.syncMCP(srv, tenant, person, syncAll)
 }
 
-// syncMCP is SyncMCP. Only what changed is changed on srv, each change the
-// SDK's to notify of (and to coalesce when they come within its 10 ms:
-// re-adding every tool, a busy machine's pauses between them sent one
-// change as two notifications). With touch, a tool set already in sync
-// has one tool added again, so that the SDK notifies: a caller's view
-// changed by a policy, not by the tool set.
-func (s *Server) syncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string, touch bool) {
+// syncMode is what syncMCP adds to a server besides the tools gone.
+type syncMode int
+
+const (
+	syncAll     syncMode = iota // every tool (SyncMCP's, which always notifies)
+	syncChanged                 // the tools a reload added or changed
+	syncTouch                   // those, or if none, one tool again: a view a policy changed
+)
+
+// syncMCP syncs srv with the tool set. syncChanged and syncTouch change
+// only what changed, each change one the SDK notifies of (and coalesces
+// when they come within its 10 ms: re-adding every tool, a busy machine's
+// pauses between them sent one change as two notifications).
+func (s *Server) syncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallToolRequest) string, mode syncMode) {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
 	ts := s.Tools()
@@ -164,14 +176,15 @@ func (s *Server) syncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallTo
 		}
 	}
 	for _, id := range ts.ids {
-		if had[id] != ts.tools[id] {
+		if had[id] != ts.tools[id] || mode == syncAll {
 			changed = append(changed, id)
 		}
 	}
+	ts.mcpTool("") // every tool's MCP definition built before the first change, not between two
 	if len(gone) > 0 {
 		srv.RemoveTools(gone...)
 	}
-	if len(gone)+len(changed) == 0 && touch && len(ts.ids) > 0 {
+	if len(gone)+len(changed) == 0 && mode == syncTouch && len(ts.ids) > 0 {
 		changed = ts.ids[:1]
 	}
 	s.addMCPTools(srv, ts, changed, tenant, person)

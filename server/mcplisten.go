@@ -46,6 +46,11 @@ type viewListener struct {
 	toolset string
 	// notify tells the listener's client that the tools changed.
 	notify func()
+	// resync, if not nil, is called at a check that found the view
+	// unchanged: a stdio server's tools follow the tool set even where
+	// its caller sees no change (a tool it may not see removed), as its
+	// list shows a tool the set no longer has.
+	resync func()
 	// end ends the listen (nil: a stdio server's, which ends with its
 	// process).
 	end func()
@@ -169,6 +174,8 @@ func (s *Server) recheckView(l *viewListener) {
 	if changed {
 		l.told.Add(1)
 		l.notify()
+	} else if l.resync != nil {
+		l.resync()
 	}
 }
 
@@ -255,7 +262,8 @@ func (s *Server) keyRevoked(ctx context.Context, bearer string) bool {
 // change.
 func (s *Server) listenStdio(srv *mcp.Server, tenant, toolset string, person func(*mcp.CallToolRequest) string) {
 	l := &viewListener{tenant: tenant, toolset: toolset}
-	l.notify = func() { s.syncMCP(srv, tenant, person, true) } // a tool added (again): the SDK notifies
+	l.notify = func() { s.syncMCP(srv, tenant, person, syncTouch) } // a tool added (again): the SDK notifies
+	l.resync = func() { s.syncMCP(srv, tenant, person, syncChanged) }
 	s.addListener(context.Background(), l)
 }
 

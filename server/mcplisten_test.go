@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -274,4 +275,56 @@ func TestEndListens(t *testing.T) {
 			return false
 		}
 	})
+}
+
+// TestStdioToolsFollowTheSet: a stdio server's tools follow the tool set
+// even where its caller sees no change — a reload that removes a tool a
+// policy denies it, or one outside its toolset, leaves the tool out of
+// its list (a cold review found it listed, once only changed views were
+// synced) — and SyncMCP, on a server built otherwise, still notifies
+// after a policy change.
+func TestStdioToolsFollowTheSet(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Policies = c.Store.(PolicyStore) })
+	if st := r.do(t, r.keyA, "PUT", "/v1/policy", `{"rules":[{"name":"no-mail","effect":"deny","tools":{"ids":["t.mail"]}}],"toolsets":{"reads":{"ids":["t.echo"]}}}`); st.status != 200 {
+		t.Fatalf("policy: %d %s", st.status, st.raw)
+	}
+	var all, reads listChangedCounter
+	csAll := all.listenStdio(t, r.srv.MCPServer("tenant-a", nil))
+	csReads := reads.listenStdio(t, r.srv.MCPToolsetServer("tenant-a", "reads", nil))
+	names := func(cs *mcp.ClientSession) string {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, tl := range res.Tools {
+			n = append(n, tl.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(csAll) + " | " + names(csReads); strings.Contains(got, "t.mail") || !strings.Contains(got, "t.secret") {
+		t.Fatalf("before: %s", got)
+	}
+	for _, f := range []string{"mail.json", "mail.cases.json", "secret.json"} {
+		os.Remove(filepath.Join(r.srv.cfg.ToolsDir, f))
+	}
+	if err := r.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.recheckViews() // the reload's own check may still run: this one is done when it returns
+	if got := names(csAll) + " | " + names(csReads); strings.Contains(got, "t.mail") || strings.Contains(got, "t.secret") {
+		t.Errorf("after a reload that removed t.mail (denied) and t.secret (outside reads): %s", got)
+	}
+
+	other := mcp.NewServer(&mcp.Implementation{Name: "x", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+	other.AddReceivingMiddleware(r.srv.mcpPolicy("tenant-a", ""))
+	r.srv.SyncMCP(other, "tenant-a", nil)
+	var c listChangedCounter
+	c.listenStdio(t, other)
+	if st := r.do(t, r.keyA, "PUT", "/v1/policy", `{"rules":[{"name":"no-echo","effect":"deny","tools":{"ids":["t.echo"]}}]}`); st.status != 200 {
+		t.Fatalf("policy: %d %s", st.status, st.raw)
+	}
+	r.srv.SyncMCP(other, "tenant-a", nil)
+	testkit.WaitFor(t, "SyncMCP's notification", func() bool { return c.n.Load() >= 1 })
 }
