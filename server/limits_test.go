@@ -134,14 +134,15 @@ func (fr *fairRig) invoke(key, tool string) (int, string, http.Header, error) {
 }
 
 // TestTenantFloodingASlowUpstream: tenant A starts 500 concurrent calls of a
-// tool whose upstream answers in 2 s, over its limit of 50; B meanwhile
-// calls a fast tool. A's excess (450) gets 429 rate-limited with
-// Retry-After at once and never reaches the upstream; A's 50 and all of B's
-// succeed; the refusals are counted by tenant and reason and logged in one
-// line, not 450; an MCP call of A at its limit is a tool error the model can
-// read.
+// tool whose upstream answers when the test says (after B's calls and the
+// MCP call: an upstream that answered in 2 s let A's 50 end first on a busy
+// machine), over its limit of 50; B meanwhile calls a fast tool. A's excess
+// (450) gets 429 rate-limited with Retry-After at once and never reaches
+// the upstream; A's 50 and all of B's succeed; the refusals are counted by
+// tenant and reason and logged in one line, not 450; an MCP call of A at
+// its limit is a tool error the model can read.
 func TestTenantFloodingASlowUpstream(t *testing.T) {
-	fr := newFairRig(t, 2*time.Second, 50, 64<<20)
+	fr := newFairRig(t, testkit.WaitLimit, 50, 64<<20)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statusA := map[int]int{}
@@ -175,6 +176,7 @@ func TestTenantFloodingASlowUpstream(t *testing.T) {
 	if st != 200 || !strings.Contains(mb, `"isError":true`) || !strings.Contains(mb, "rate-limited") {
 		t.Errorf("MCP call over the limit: %d %s", st, mb)
 	}
+	fr.releaseAll() // A's 50 answered
 	wg.Wait()
 	if statusA[200] != 50 || statusA[429] != 450 || len(statusA) != 2 {
 		t.Errorf("tenant A: %v; want 50 × 200 and 450 × 429", statusA)
