@@ -79,7 +79,7 @@ func setAside(m map[string]any, grafts *[]graft) (map[string]any, bool) {
 	if !plainKeys(m, append([]string{"parameters", "$ref"}, pathMethods...)) || m["$ref"] != nil {
 		return nil, false
 	}
-	out := shallow(m)
+	out := maps.Clone(m)
 	ok := true
 	if l, there := m["parameters"].([]any); there {
 		out["parameters"], ok = asideParams(l, grafts, func(pi *openapi3.PathItem) openapi3.Parameters { return pi.Parameters })
@@ -100,7 +100,7 @@ func asideOperation(op map[string]any, grafts *[]graft, opOf func(*openapi3.Path
 	if !plainKeys(op, []string{"parameters", "requestBody", "responses"}) {
 		return nil, false
 	}
-	out := shallow(op)
+	out := maps.Clone(op)
 	ok := true
 	if l, there := op["parameters"].([]any); there {
 		out["parameters"], ok = asideParams(l, grafts, func(pi *openapi3.PathItem) openapi3.Parameters {
@@ -119,7 +119,7 @@ func asideOperation(op map[string]any, grafts *[]graft, opOf func(*openapi3.Path
 		})
 	}
 	if rs, there := op["responses"].(map[string]any); there && ok {
-		res := shallow(rs)
+		res := maps.Clone(rs)
 		for code, r := range rs {
 			rm, isObj := r.(map[string]any)
 			if !isObj || strings.HasPrefix(code, "x-") {
@@ -177,7 +177,7 @@ func asideSchema(obj map[string]any, grafts *[]graft, place func(*openapi3.PathI
 	if !ok {
 		return obj
 	}
-	q := shallow(obj)
+	q := maps.Clone(obj)
 	q["schema"] = map[string]any{}
 	*grafts = append(*grafts, graft{ref, place})
 	return q
@@ -193,7 +193,7 @@ func asideContent(m map[string]any, grafts *[]graft, content func(*openapi3.Path
 	if _, isRef := m["$ref"]; isRef || !there {
 		return m, true
 	}
-	outC := shallow(c)
+	outC := maps.Clone(c)
 	for mt, v := range c {
 		media, isObj := v.(map[string]any)
 		if !isObj {
@@ -209,7 +209,7 @@ func asideContent(m map[string]any, grafts *[]graft, content func(*openapi3.Path
 			return nil
 		})
 	}
-	out := shallow(m)
+	out := maps.Clone(m)
 	out["content"] = outC
 	return out, true
 }
@@ -225,12 +225,4 @@ func plainKeys(m map[string]any, names []string) bool {
 		}
 	}
 	return true
-}
-
-func shallow(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
