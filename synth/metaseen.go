@@ -211,8 +211,7 @@ func (w *walk) schema(v map[string]any, root bool, dst []byte) (out []byte, skel
 			parts[k] = part
 		}
 	}
-	sum := sha256.Sum256(own)
-	d := digest(sum[:16])
+	d := digestOf(own)
 	w.digests = append(w.digests, d)
 	dst = append(append(dst, 'h'), d[:]...)
 	switch {
@@ -313,6 +312,11 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func appendDigest(dst, own []byte) []byte {
-	d := sha256.Sum256(own)
-	return append(append(dst, 'h'), d[:16]...)
+	d := digestOf(own)
+	return append(append(dst, 'h'), d[:]...)
+}
+
+func digestOf(own []byte) digest {
+	sum := sha256.Sum256(own)
+	return digest(sum[:16])
 }
