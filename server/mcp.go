@@ -180,7 +180,7 @@ func (s *Server) syncMCP(srv *mcp.Server, tenant string, person func(*mcp.CallTo
 			changed = append(changed, id)
 		}
 	}
-	ts.mcpTool("") // every tool's MCP definition built before the first change, not between two
+	ts.buildMCPTools() // before the first change, not between two
 	if len(gone) > 0 {
 		srv.RemoveTools(gone...)
 	}
@@ -432,11 +432,16 @@ func (ts *Toolset) mcpServer(s *Server) *mcp.Server {
 
 // mcpTool is the MCP view of the tool id, built once per tool set.
 func (ts *Toolset) mcpTool(id string) MCPTool {
+	ts.buildMCPTools()
+	return ts.mcpTools[id]
+}
+
+// buildMCPTools builds every tool's MCP view, once per tool set.
+func (ts *Toolset) buildMCPTools() {
 	ts.mcpToolsOnce.Do(func() {
 		ts.mcpTools = make(map[string]MCPTool, len(ts.ids))
 		for _, id := range ts.ids {
 			ts.mcpTools[id] = NewMCPTool(ts.tools[id])
 		}
 	})
-	return ts.mcpTools[id]
 }
